@@ -1,0 +1,52 @@
+// swift-tools-version:6.1
+// StreamingMultipart: multipart/form-data that never needs a whole body in memory.
+import PackageDescription
+
+/// Upcoming features every target opts into (see DESIGN.md, "Package").
+let upcoming: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "StreamingMultipart",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "StreamingMultipart", targets: ["StreamingMultipart"]),
+        .executable(name: "multipart", targets: ["MultipartCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .target(
+            name: "StreamingMultipart",
+            dependencies: ["CZlib"],
+            swiftSettings: upcoming
+        ),
+        .executableTarget(
+            name: "MultipartCLI",
+            dependencies: [
+                "StreamingMultipart",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartTests",
+            dependencies: [
+                "StreamingMultipart",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: upcoming
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,153 @@
+import Foundation
+import StreamingMultipart
+
+/// One `-F` or `--form-string` argument, parsed with curl's rules.
+///
+/// `-F name=value` is a text field; `-F name=@path` a file part (filename and type inferred);
+/// `-F 'name=<path'` a text field whose value is the file's content; `@-` and `<-` read standard input.
+/// Parameters follow `;`: `type=`, `filename=` and `headers=` (one `Name: value` header line). Values may be
+/// double-quoted (with `\"` and `\\`) to hold `;` or start with `@` or `<`. `--form-string name=value` is taken
+/// literally.
+struct FormSpec {
+    enum Source: Equatable {
+        case text(String)
+        case file(String)
+        case fileContent(String)
+    }
+
+    var name: String
+    var source: Source
+    var contentType: String?
+    var filename: String?
+    var headers: [String] = []
+
+    struct ParseError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Parses a `-F` argument.
+    init(form argument: String) throws {
+        guard let equals = argument.firstIndex(of: "=") else {
+            throw ParseError(description: "-F \(argument.debugDescription): expected name=content")
+        }
+        name = String(argument[..<equals])
+        var scanner = Scanner(argument[argument.index(after: equals)...])
+        switch scanner.peek() {
+        case "@":
+            scanner.advance()
+            source = .file(try scanner.word())
+        case "<":
+            scanner.advance()
+            source = .fileContent(try scanner.word())
+        default:
+            source = .text(try scanner.word())
+        }
+        while !scanner.isAtEnd {
+            guard scanner.peek() == ";" else {
+                throw ParseError(description: "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)")
+            }
+            scanner.advance()
+            scanner.skipSpaces()
+            let key = scanner.key().lowercased()
+            let value = try scanner.word()
+            switch key {
+            case "type": contentType = value
+            case "filename": filename = value
+            case "headers": headers.append(value)
+            default:
+                throw ParseError(
+                    description: "-F \(argument.debugDescription): unknown parameter \(key.debugDescription); "
+                        + "quote a value that holds ';', or use --form-string")
+            }
+        }
+    }
+
+    /// Parses a `--form-string` argument: everything after the first `=` is the value.
+    init(formString argument: String) throws {
+        guard let equals = argument.firstIndex(of: "=") else {
+            throw ParseError(description: "--form-string \(argument.debugDescription): expected name=value")
+        }
+        name = String(argument[..<equals])
+        source = .text(String(argument[argument.index(after: equals)...]))
+    }
+
+    /// The part this spec describes. Files are checked now; standard input becomes a one-shot stream.
+    func part() throws -> MultipartPart {
+        var headers = MultipartHeaders()
+        var content: MultipartPart.Content
+        var filename = filename
+        var contentType = contentType
+        switch source {
+        case .text(let text):
+            content = .text(text)
+        case .fileContent(let path):
+            content = try Self.content(path)
+        case .file(let path):
+            content = try Self.content(path)
+            filename = filename ?? (path == "-" ? "-" : URL(fileURLWithPath: path).lastPathComponent)
+            contentType = contentType ?? filename.map(MultipartPart.contentType(forFilename:))
+        }
+        headers.append(.contentDisposition, ContentDisposition(name: name, filename: filename).headerValue)
+        if let contentType { headers.append(.contentType, contentType) }
+        for line in self.headers {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw ParseError(description: "headers=\(line.debugDescription): expected 'Name: value'")
+            }
+            headers.append(.init(String(line[..<colon])), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        return MultipartPart(headers: headers, content: content)
+    }
+
+    private static func content(_ path: String) throws -> MultipartPart.Content {
+        if path == "-" { return .stream(FileHandleStream.standardInput(), length: nil) }
+        return try .file(at: URL(fileURLWithPath: path))
+    }
+}
+
+/// Standard input as an `InputStream`.
+enum FileHandleStream {
+    static func standardInput() -> InputStream {
+        InputStream(fileAtPath: "/dev/stdin") ?? InputStream(data: Data())
+    }
+}
+
+/// A cursor over a `-F` argument.
+private struct Scanner {
+    private var text: Substring
+
+    init(_ text: Substring) { self.text = text }
+
+    var isAtEnd: Bool { text.isEmpty }
+    var rest: String { String(text) }
+    func peek() -> Character? { text.first }
+    mutating func advance() { text.removeFirst() }
+    mutating func skipSpaces() { text = text.drop(while: { $0 == " " }) }
+
+    /// A parameter name, up to and past its `=`.
+    mutating func key() -> String {
+        let key = text.prefix(while: { $0 != "=" && $0 != ";" })
+        text = text.dropFirst(key.count)
+        if text.first == "=" { text.removeFirst() }
+        return String(key)
+    }
+
+    /// A value: a double-quoted string with `\` escapes, or everything up to the next `;`.
+    mutating func word() throws -> String {
+        guard text.first == "\"" else {
+            let word = text.prefix(while: { $0 != ";" })
+            text = text.dropFirst(word.count)
+            return String(word)
+        }
+        text.removeFirst()
+        var word = ""
+        while let character = text.first {
+            text.removeFirst()
+            switch character {
+            case "\"": return word
+            case "\\" where text.first == "\"" || text.first == "\\": word.append(text.removeFirst())
+            default: word.append(character)
+            }
+        }
+        throw FormSpec.ParseError(description: "unterminated quoted value \(word.debugDescription)")
+    }
+}

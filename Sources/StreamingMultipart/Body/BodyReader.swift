@@ -1,0 +1,215 @@
+import Foundation
+
+/// Produces a body's bytes in order into buffers the caller owns: the one engine behind every transport.
+///
+/// ```swift
+/// var reader = body.makeReader()
+/// var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+/// while true {
+///     let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+///     if count == 0 { break }
+///     send(buffer[..<count])
+/// }
+/// ```
+///
+/// Files are opened when their part is reached and read straight into the caller's buffer when it has
+/// ``directReadMinimum`` bytes of room or more, otherwise in blocks of ``blockSize`` through one reusable staging
+/// buffer. A part that yields fewer or more bytes than it declared, or a file whose size changed since it was
+/// appended, fails the read with ``MultipartError/Code/lengthMismatch``: the bytes produced never disagree with
+/// ``MultipartBody/contentLength``. After a failure every read throws the same error.
+///
+/// A reader holds open files and streams; ``close()`` releases them early, and dropping the reader releases them too.
+public struct BodyReader {
+    /// The block in which files and streams are read when the caller's buffer is small.
+    public static let blockSize = 64 * 1024
+    /// The room in the caller's buffer from which a file or stream is read straight into it.
+    public static let directReadMinimum = 32 * 1024
+
+    /// The body's exact length, or nil when some part's length is unknown.
+    public let contentLength: Int64?
+    /// The bytes produced so far.
+    public private(set) var bytesRead: Int64 = 0
+
+    private let boundary: MultipartBoundary
+    private let parts: [MultipartPart]
+    private var state: State
+    private var staging = Staging()
+
+    /// The reader's states. Each case says what it sends and where it goes next.
+    enum State {
+        /// Sending part `index`'s delimiter line and header block, `bytes`, from `sent`.
+        /// Next: `.content(index, …)` once all are sent (opening the part's file or stream).
+        case head(index: Int, bytes: [UInt8], sent: Int)
+        /// Sending part `index`'s content. Next: `.head(index + 1, …)`, or `.close` after the last part.
+        case content(index: Int, ContentSource)
+        /// Sending the close delimiter, `bytes`, from `sent`. Next: `.finished`.
+        case close(bytes: [UInt8], sent: Int)
+        /// Everything was sent; reads return 0.
+        case finished
+        /// A read failed or the reader was closed early; every later read throws this error.
+        case failed(MultipartError)
+    }
+
+    init(body: MultipartBody) {
+        boundary = body.boundary
+        parts = body.parts
+        contentLength = body.contentLength
+        if let first = parts.first {
+            state = .head(index: 0, bytes: BodyLayout.head(of: first, at: 0, boundary: boundary), sent: 0)
+        } else {
+            state = .close(bytes: BodyLayout.closeDelimiter(boundary, afterParts: false), sent: 0)
+        }
+    }
+
+    /// The index of the part being sent, or nil before the first and after the last.
+    public var currentPartIndex: Int? {
+        switch state {
+        case .head(let index, _, _), .content(let index, _): index
+        case .close, .finished, .failed: nil
+        }
+    }
+
+    /// Whether the whole body has been produced.
+    public var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    /// Fills `buffer` with the body's next bytes and returns how many; 0 means the body is complete.
+    ///
+    /// A read fills the whole buffer unless the body ends first.
+    ///
+    /// - Throws: ``MultipartError`` with the part index and body offset: a file that vanished, changed size or
+    ///   failed to read; a stream that failed or yielded the wrong number of bytes; a reader already closed.
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count: Int
+            do {
+                count = try step(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            } catch {
+                let failure = MultipartError(
+                    locating: error, partIndex: currentPartIndex, offset: bytesRead + Int64(filled))
+                release()
+                state = .failed(failure)
+                throw failure
+            }
+            if count == 0, case .finished = state { break }
+            filled += count
+        }
+        bytesRead += Int64(filled)
+        return filled
+    }
+
+    /// Closes the file or stream being read. A later read throws ``MultipartError/Code/cancelled``; a finished
+    /// reader stays finished.
+    public mutating func close() {
+        switch state {
+        case .finished, .failed: return
+        case .head, .content, .close:
+            release()
+            state = .failed(
+                MultipartError(
+                    code: .cancelled, message: "the body reader was closed before the end of the body",
+                    offset: bytesRead, partIndex: currentPartIndex))
+        }
+    }
+
+    private func release() {
+        if case .content(_, let source) = state { source.close() }
+    }
+
+    /// Produces bytes from the current state into `target` and moves to the next state when it is done.
+    /// Returns 0 only on a transition or at the end.
+    private mutating func step(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        switch state {
+        case .head(let index, let bytes, let sent):
+            let count = copy(bytes, from: sent, into: target)
+            if sent + count < bytes.count {
+                state = .head(index: index, bytes: bytes, sent: sent + count)
+            } else {
+                state = .content(index: index, try ContentSource(opening: parts[index].content))
+            }
+            return count
+
+        case .content(let index, .memory(let data, let sent)):
+            let count = min(data.count - sent, target.count)
+            data.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)])) }
+            if sent + count < data.count {
+                state = .content(index: index, .memory(data, sent: sent + count))
+            } else {
+                advance(after: index)
+            }
+            return count
+
+        case .content(let index, var source):
+            if !staging.isEmpty { return staging.drain(into: target) }
+            let count: Int
+            if target.count >= Self.directReadMinimum {
+                count = try source.read(into: target)
+            } else {
+                count = try staging.refill { try source.read(into: $0) }
+            }
+            guard count > 0 else {
+                source.close()
+                advance(after: index)
+                return 0
+            }
+            state = .content(index: index, source)
+            return target.count >= Self.directReadMinimum ? count : staging.drain(into: target)
+
+        case .close(let bytes, let sent):
+            let count = copy(bytes, from: sent, into: target)
+            state = sent + count < bytes.count ? .close(bytes: bytes, sent: sent + count) : .finished
+            return count
+
+        case .finished:
+            return 0
+
+        case .failed(let error):
+            throw error
+        }
+    }
+
+    private mutating func advance(after index: Int) {
+        let next = index + 1
+        if next < parts.count {
+            state = .head(index: next, bytes: BodyLayout.head(of: parts[next], at: next, boundary: boundary), sent: 0)
+        } else {
+            state = .close(bytes: BodyLayout.closeDelimiter(boundary, afterParts: true), sent: 0)
+        }
+    }
+
+    private func copy(_ bytes: [UInt8], from start: Int, into target: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(bytes.count - start, target.count)
+        bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+        return count
+    }
+}
+
+extension BodyReader {
+    /// One reusable block for reads into small caller buffers.
+    struct Staging {
+        private var bytes: [UInt8] = []
+        private var start = 0
+        private var end = 0
+
+        var isEmpty: Bool { start == end }
+
+        /// Copies buffered bytes into `target`; returns how many.
+        mutating func drain(into target: UnsafeMutableRawBufferPointer) -> Int {
+            let count = min(end - start, target.count)
+            bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+            start += count
+            return count
+        }
+
+        /// Replaces the (empty) buffer with one block from `read`; returns its byte count.
+        mutating func refill(_ read: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> Int {
+            if bytes.isEmpty { bytes = [UInt8](repeating: 0, count: BodyReader.blockSize) }
+            start = 0
+            end = try bytes.withUnsafeMutableBytes { try read($0) }
+            return end
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// An opened part content, as ``BodyReader`` reads it.
+enum ContentSource {
+    /// In-memory bytes, sent from `sent`.
+    case memory(Data, sent: Int)
+    /// An open file.
+    case file(FileSource)
+    /// An open input stream.
+    case stream(StreamSource)
+
+    /// Opens `content`: files are opened and checked against the length they had when appended; streams are made
+    /// and opened.
+    init(opening content: MultipartPart.Content) throws {
+        switch content.storage {
+        case .bytes(let data): self = .memory(data, sent: 0)
+        case .file(let path, let length): self = .file(try FileSource(path: path, length: length))
+        case .stream(let length, let make): self = .stream(try StreamSource(make: make, length: length))
+        }
+    }
+
+    /// Reads up to `target.count` bytes; 0 at the end, after checking that the length was as declared.
+    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        switch self {
+        case .memory: preconditionFailure("BodyReader copies memory parts itself")
+        case .file(var source):
+            defer { self = .file(source) }
+            return try source.read(into: target)
+        case .stream(var source):
+            defer { self = .stream(source) }
+            return try source.read(into: target)
+        }
+    }
+
+    func close() {
+        switch self {
+        case .memory: break
+        case .file(let source): source.file.close()
+        case .stream(let source): source.stream.close()
+        }
+    }
+}
+
+/// A file part being read: exactly `length` bytes, or an error.
+struct FileSource {
+    let path: String
+    let length: Int64
+    let file: OpenFile
+    private var remaining: Int64
+
+    init(path: String, length: Int64) throws {
+        do {
+            file = try OpenFile(path: path)
+        } catch let error as SystemCallError {
+            throw MultipartError(
+                code: error.meansNotFound ? .fileNotFound : .fileUnreadable,
+                message: error.meansNotFound
+                    ? "file \(path) was removed after it was appended" : "cannot open \(path) for reading",
+                cause: error)
+        }
+        self.path = path
+        self.length = length
+        remaining = length
+        try checkSize()
+        file.adviseSequential()
+    }
+
+    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard remaining > 0 else {
+            try checkSize()
+            return 0
+        }
+        let wanted = Int(min(Int64(target.count), remaining))
+        let count: Int
+        do {
+            count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]))
+        } catch {
+            throw MultipartError(code: .fileUnreadable, message: "reading \(path) failed", cause: error)
+        }
+        guard count > 0 else {
+            throw MultipartError(
+                code: .lengthMismatch,
+                message: "file \(path) ended after \(length - remaining) of the \(length) bytes it had when appended")
+        }
+        remaining -= Int64(count)
+        return count
+    }
+
+    private func checkSize() throws {
+        let size: Int64
+        do {
+            size = try file.status().size
+        } catch {
+            throw MultipartError(code: .fileUnreadable, message: "cannot stat \(path)", cause: error)
+        }
+        guard size == length else {
+            throw MultipartError(
+                code: .lengthMismatch,
+                message: "file \(path) is \(size) bytes now but was \(length) bytes when appended")
+        }
+    }
+}
+
+/// A stream part being read: exactly its declared length when it has one.
+struct StreamSource {
+    let stream: InputStream
+    let length: Int64?
+    private var produced: Int64 = 0
+
+    init(make: () throws -> InputStream, length: Int64?) throws {
+        do {
+            stream = try make()
+        } catch let error as MultipartError {
+            throw error
+        } catch {
+            throw MultipartError(code: .streamFailed, message: "the part's stream could not be made", cause: error)
+        }
+        self.length = length
+        stream.open()
+        if stream.streamStatus == .error {
+            throw MultipartError(code: .streamFailed, message: "the part's stream failed to open", cause: stream.streamError)
+        }
+    }
+
+    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = target.baseAddress?.assumingMemoryBound(to: UInt8.self), target.count > 0 else { return 0 }
+        if let length, produced == length {
+            // Declared length reached: the stream must be at its end too.
+            var probe: UInt8 = 0
+            let extra = stream.read(&probe, maxLength: 1)
+            try check(extra)
+            guard extra == 0 else {
+                throw MultipartError(
+                    code: .lengthMismatch, message: "the part's stream yielded more than the \(length) bytes it declared")
+            }
+            return 0
+        }
+        let wanted = length.map { Int(min(Int64(target.count), $0 - produced)) } ?? target.count
+        let count = stream.read(base, maxLength: wanted)
+        try check(count)
+        if count == 0, let length {
+            throw MultipartError(
+                code: .lengthMismatch,
+                message: "the part's stream ended after \(produced) of the \(length) bytes it declared")
+        }
+        produced += Int64(count)
+        return count
+    }
+
+    private func check(_ count: Int) throws {
+        guard count < 0 else { return }
+        throw MultipartError(
+            code: .streamFailed, message: "the part's stream failed after \(produced) bytes", cause: stream.streamError)
+    }
+}

@@ -1,0 +1,68 @@
+extension MultipartBody {
+    /// The body as an async sequence of byte chunks, for async transports (AsyncHTTPClient, NIO, custom sockets).
+    ///
+    /// ```swift
+    /// for try await chunk in body.chunks() {
+    ///     try await connection.write(chunk)
+    /// }
+    /// ```
+    ///
+    /// Each iteration produces the whole body again. Cancelling the task (or dropping the iterator) closes every
+    /// file and stream the iteration opened; a cancelled `next()` throws `CancellationError`. Files are read with
+    /// blocking reads of at most `size` bytes, which the page cache serves in microseconds.
+    ///
+    /// - Parameters:
+    ///   - size: the most bytes in one chunk (the last is shorter); at least 1.
+    ///   - throttle: at most `throttle.packetSize` bytes per chunk, then `Task.sleep(for: throttle.delay)`.
+    ///   - progress: called after each chunk.
+    public func chunks(
+        size: Int = BodyReader.blockSize, throttle: Throttle? = nil,
+        progress: (@Sendable (Progress) -> Void)? = nil
+    ) -> MultipartChunks {
+        MultipartChunks(body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), throttle: throttle,
+            progress: progress)
+    }
+}
+
+/// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:throttle:progress:)``.
+public struct MultipartChunks: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+
+    let body: MultipartBody
+    let chunkSize: Int
+    let throttle: MultipartBody.Throttle?
+    let progress: (@Sendable (MultipartBody.Progress) -> Void)?
+
+    /// The body's exact length, or nil when some part's length is unknown; for transports that take a length.
+    public var contentLength: Int64? { body.contentLength }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(reader: body.makeReader(), chunkSize: chunkSize, throttle: throttle, progress: progress)
+    }
+
+    /// Reads one chunk per `next()`.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var reader: BodyReader
+        let chunkSize: Int
+        let throttle: MultipartBody.Throttle?
+        let progress: (@Sendable (MultipartBody.Progress) -> Void)?
+        var pausesBeforeNext = false
+
+        public mutating func next() async throws -> [UInt8]? {
+            do {
+                try Task.checkCancellation()
+                if pausesBeforeNext, let throttle { try await Task.sleep(for: throttle.delay) }
+            } catch {
+                reader.close()
+                throw error
+            }
+            var chunk = [UInt8](repeating: 0, count: chunkSize)
+            let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
+            guard count > 0 else { return nil }
+            chunk.removeSubrange(count...)
+            progress?(reader.progress)
+            pausesBeforeNext = throttle != nil
+            return chunk
+        }
+    }
+}

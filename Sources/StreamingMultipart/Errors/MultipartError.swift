@@ -1,0 +1,89 @@
+/// An error from building, reading, writing or parsing a multipart body.
+///
+/// A `MultipartError` says what was wrong and where: an extensible ``code`` to switch on, a ``message`` that names
+/// the part, the limit or the counts involved, the byte ``offset`` in the body when there is one, and the
+/// underlying ``cause`` (an I/O error, a stream's error) kept as an `Error`, never flattened into the message.
+///
+/// ```swift
+/// do {
+///     try body.append(.file(at: url, name: "photo"))
+/// } catch let error as MultipartError where error.code == .fileNotFound {
+///     print(error.message)   // "file not found: /tmp/photo.jpg"
+/// }
+/// ```
+public struct MultipartError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, e.g. `"lengthMismatch"`.
+        public let name: String
+
+        init(_ name: String) { self.name = name }
+
+        public var description: String { name }
+
+        /// A boundary that is empty, too long, or holds characters RFC 2046 §5.1.1 does not allow.
+        public static let invalidBoundary = Code("invalidBoundary")
+        /// The boundary occurs inside an in-memory part, so the body would not parse back.
+        public static let boundaryInContent = Code("boundaryInContent")
+        /// A header name that is not an RFC 9110 token, or a value holding CR, LF or NUL.
+        public static let invalidHeader = Code("invalidHeader")
+        /// A file part's path does not exist.
+        public static let fileNotFound = Code("fileNotFound")
+        /// A file part's path exists but cannot be opened or read.
+        public static let fileUnreadable = Code("fileUnreadable")
+        /// A file part's path is a directory or another non-regular file.
+        public static let notARegularFile = Code("notARegularFile")
+        /// A part produced fewer or more bytes than it declared, or a file changed size after it was appended.
+        public static let lengthMismatch = Code("lengthMismatch")
+        /// A part's input stream could not be created, opened or read.
+        public static let streamFailed = Code("streamFailed")
+        /// A one-shot input stream part was read a second time.
+        public static let streamAlreadyConsumed = Code("streamAlreadyConsumed")
+        /// Writing the body (to a file or a destination) failed.
+        public static let writeFailed = Code("writeFailed")
+        /// The body reader was closed, or its task cancelled, before the end of the body.
+        public static let cancelled = Code("cancelled")
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A sentence that says what was wrong: the part, the limit, the bytes or the counts involved.
+    public var message: String
+    /// The byte offset in the body where the failure happened, when there is one.
+    public var offset: Int64?
+    /// The index of the part involved, when there is one.
+    public var partIndex: Int?
+    /// The underlying error (an `errno`, a stream's error), when there is one.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(code: Code, message: String, offset: Int64? = nil, partIndex: Int? = nil, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.offset = offset
+        self.partIndex = partIndex
+        self.cause = cause
+    }
+
+    /// `error` with the part and the offset filled in where it has none; any other error becomes the `cause` of
+    /// a ``Code/streamFailed`` error.
+    init(locating error: any Error, partIndex: Int?, offset: Int64) {
+        if var located = error as? MultipartError {
+            located.partIndex = located.partIndex ?? partIndex
+            located.offset = located.offset ?? offset
+            self = located
+        } else {
+            self.init(
+                code: .streamFailed, message: "reading the body failed", offset: offset, partIndex: partIndex,
+                cause: error)
+        }
+    }
+
+    public var description: String {
+        var text = "MultipartError.\(code): \(message)"
+        if let partIndex { text += " (part \(partIndex))" }
+        if let offset { text += " (at byte \(offset))" }
+        if let cause { text += " (cause: \(cause))" }
+        return text
+    }
+}

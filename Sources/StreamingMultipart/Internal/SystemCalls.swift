@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The `errno` of the last failed call as an error, with the call named, to keep as a ``MultipartError/cause``.
+struct SystemCallError: Error, CustomStringConvertible {
+    var call: String
+    var errno: Int32
+
+    init(_ call: String, errno: Int32 = currentErrno()) {
+        self.call = call
+        self.errno = errno
+    }
+
+    /// The path, or a folder on it, does not exist.
+    var meansNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
+
+    var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+func currentErrno() -> Int32 { errno }
+
+/// What `stat(2)` says of a path: only what the builder needs.
+struct FileStatus {
+    enum Kind { case regular, directory, other }
+
+    var kind: Kind
+    var size: Int64
+
+    /// - Throws: ``SystemCallError`` from `stat`.
+    init(path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw SystemCallError("stat") }
+        self.init(info)
+    }
+
+    init(_ info: stat) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        default: kind = .other
+        }
+        size = Int64(info.st_size)
+    }
+}
+
+/// An open file descriptor, closed by ``close()`` or, at the latest, when the last reference goes away.
+///
+/// A class so that a reader that is dropped mid-body (a cancelled upload, an abandoned iterator) still closes
+/// every file it opened.
+final class OpenFile {
+    private(set) var descriptor: Int32
+
+    /// Opens `path` for reading, or creates it with `flags` and `mode`.
+    init(path: String, flags: Int32 = O_RDONLY, mode: mode_t = 0) throws {
+        let fd = open(path, flags | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemCallError("open") }
+        descriptor = fd
+    }
+
+    /// Wraps a descriptor this object now owns.
+    init(owning descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close() }
+
+    /// The file's status now.
+    func status() throws -> FileStatus {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemCallError("fstat") }
+        return FileStatus(info)
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let count = systemRead(descriptor, base, buffer.count)
+            if count >= 0 { return count }
+            if errno != EINTR { throw SystemCallError("read") }
+        }
+    }
+
+    /// Writes all of `buffer`.
+    func write(_ buffer: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let count = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError("write")
+            }
+            offset += count
+        }
+    }
+
+    /// Tells the kernel the file will be read once, front to back, so it reads ahead further.
+    func adviseSequential() {
+        #if os(Linux)
+        _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        #endif
+    }
+
+    /// Gives up ownership without closing, for a descriptor that belongs to the caller.
+    func release() { descriptor = -1 }
+
+    func close() {
+        guard descriptor >= 0 else { return }
+        _ = systemClose(descriptor)
+        descriptor = -1
+    }
+}
+
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
+
+private func systemClose(_ fd: Int32) -> Int32 {
+    close(fd)
+}

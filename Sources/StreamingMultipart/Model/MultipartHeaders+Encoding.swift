@@ -1,0 +1,47 @@
+extension MultipartHeaders {
+    /// Checks that every name is an RFC 9110 token and no value holds CR, LF or NUL.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidHeader`` naming the header and the part.
+    func validate(partIndex: Int) throws {
+        for field in self {
+            let name = field.name.rawName.utf8
+            guard !name.isEmpty, name.allSatisfy(Self.isTokenCharacter) else {
+                throw MultipartError(
+                    code: .invalidHeader,
+                    message: "header name \(String(reflecting: field.name.rawName)) is not an RFC 9110 token",
+                    partIndex: partIndex)
+            }
+            if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                let what = bad == 0x0D ? "CR" : bad == 0x0A ? "LF" : "NUL"
+                throw MultipartError(
+                    code: .invalidHeader,
+                    message: "the value of header \(field.name.rawName) holds a \(what) byte (header injection)",
+                    partIndex: partIndex)
+            }
+        }
+    }
+
+    /// The header block as sent: `Name: value` CRLF for each field, then the empty line's CRLF.
+    var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        for field in self {
+            bytes += field.name.rawName.utf8
+            bytes += ": ".utf8
+            bytes += field.value.utf8
+            bytes += [0x0D, 0x0A]
+        }
+        bytes += [0x0D, 0x0A]
+        return bytes
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "a")...UInt8(ascii: "z"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+public import Foundation
+
+extension MultipartPart {
+    /// Where a part's bytes come from: memory, a file (opened only when read), or an input stream.
+    ///
+    /// ```swift
+    /// let headers: MultipartHeaders = ["Content-Disposition": #"form-data; name="report""#,
+    ///                                  "Content-Type": "text/csv"]
+    /// try body.append(MultipartPart(headers: headers, content: .file(at: reportURL)))
+    /// ```
+    public struct Content: Sendable {
+        enum Storage: Sendable {
+            case bytes(Data)
+            case file(path: String, length: Int64)
+            case stream(length: Int64?, make: @Sendable () throws -> InputStream)
+        }
+
+        let storage: Storage
+
+        /// The content's exact byte count, or nil for a stream of unknown length.
+        public var length: Int64? {
+            switch storage {
+            case .bytes(let data): Int64(data.count)
+            case .file(_, let length): length
+            case .stream(let length, _): length
+            }
+        }
+
+        /// In-memory bytes.
+        public static func data(_ data: Data) -> Content { Content(storage: .bytes(data)) }
+
+        /// A string as UTF-8.
+        public static func text(_ text: String) -> Content { Content(storage: .bytes(Data(text.utf8))) }
+
+        /// A regular file, whose length is taken now and which is opened only when the body is read.
+        ///
+        /// - Throws: ``MultipartError/Code/fileNotFound`` for a missing path, ``MultipartError/Code/notARegularFile``
+        ///   for a directory or device, ``MultipartError/Code/fileUnreadable`` when it cannot be opened for reading.
+        public static func file(at url: URL) throws -> Content {
+            let path = url.path
+            let status: FileStatus
+            do {
+                status = try FileStatus(path: path)
+            } catch let error as SystemCallError {
+                let missing = error.meansNotFound
+                throw MultipartError(
+                    code: missing ? .fileNotFound : .fileUnreadable,
+                    message: missing ? "file not found: \(path)" : "cannot stat \(path)", cause: error)
+            }
+            guard status.kind == .regular else {
+                throw MultipartError(
+                    code: .notARegularFile,
+                    message: "\(path) is \(status.kind == .directory ? "a directory" : "not a regular file")")
+            }
+            do {
+                _ = try OpenFile(path: path)  // checks permission now; reading opens it again
+            } catch {
+                throw MultipartError(code: .fileUnreadable, message: "cannot open \(path) for reading", cause: error)
+            }
+            return Content(storage: .file(path: path, length: status.size))
+        }
+
+        /// A stream made by `makeStream` each time the body is read.
+        ///
+        /// - Parameters:
+        ///   - length: the exact byte count, or nil when unknown.
+        public static func stream(length: Int64?, _ makeStream: @escaping @Sendable () throws -> InputStream)
+            -> Content
+        {
+            Content(storage: .stream(length: length, make: makeStream))
+        }
+
+        /// A ready-made stream: the body that holds it can be read once; a second read fails loudly with
+        /// ``MultipartError/Code/streamAlreadyConsumed``.
+        public static func stream(_ stream: sending InputStream, length: Int64?) -> Content {
+            let box = OneShotStream(stream)
+            return Content(storage: .stream(length: length, make: { try box.take() }))
+        }
+    }
+}
+
+/// Hands out a ready-made `InputStream` once.
+///
+/// `@unchecked Sendable`: the stream is only touched under `lock`, was handed over with `sending`, and is given
+/// away at most once, after which this box holds nil.
+final class OneShotStream: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stream: InputStream?
+
+    init(_ stream: sending InputStream) { self.stream = stream }
+
+    func take() throws -> InputStream {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let stream else {
+            throw MultipartError(
+                code: .streamAlreadyConsumed,
+                message: "this part's ready-made InputStream was already read; pass a closure that makes a new "
+                    + "stream to send a body more than once")
+        }
+        self.stream = nil
+        return stream
+    }
+}
