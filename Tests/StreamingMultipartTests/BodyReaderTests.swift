@@ -1,0 +1,192 @@
+import Foundation
+import StreamingMultipart
+import Testing
+
+@Suite struct BodyReaderTests {
+    func readError(_ body: MultipartBody, bufferSize: Int = 64 * 1024) -> MultipartError? {
+        #expect(throws: MultipartError.self) { try body.bytes(bufferSize: bufferSize) }
+    }
+
+    @Test func fileDeletedBetweenAppendAndRead() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("gone.bin", contents: [1, 2, 3])
+        var body = MultipartBody()
+        try body.append(.text("a", name: "a"))
+        try body.append(.file(at: file, name: "gone"))
+        try FileManager.default.removeItem(at: file)
+        let error = readError(body)
+        #expect(error?.code == .fileNotFound)
+        #expect(error?.partIndex == 1)
+        #expect(error?.message.contains("gone.bin") == true)
+        #expect((error?.offset ?? 0) > 0)
+    }
+
+    @Test(arguments: [2, 200_000])
+    func fileShrunkBetweenAppendAndRead(newSize: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("resized.bin", contents: [UInt8](repeating: 7, count: 100_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "r"))
+        try Data([UInt8](repeating: 8, count: newSize)).write(to: file)
+        let error = readError(body)
+        #expect(error?.code == .lengthMismatch)
+        #expect(error?.message.contains("100000") == true)
+        #expect(error?.message.contains("\(newSize)") == true)
+    }
+
+    @Test func fileTruncatedWhileBeingRead() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("shrinking.bin", contents: [UInt8](repeating: 7, count: 300_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "r"))
+        var reader = body.makeReader()
+        var buffer = [UInt8](repeating: 0, count: 100_000)
+        _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 150_000)
+        try handle.close()
+        let error = #expect(throws: MultipartError.self) { try reader.readAll() }
+        #expect(error?.code == .lengthMismatch)
+        #expect(error?.message.contains("of the 300000 bytes") == true)
+        #expect(!processHasOpen(file.path))
+    }
+
+    @Test func fileGrowingWhileBeingReadIsAnError() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("growing.bin", contents: [UInt8](repeating: 7, count: 100_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "g"))
+        var reader = body.makeReader()
+        var buffer = [UInt8](repeating: 0, count: 50_000)
+        _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([1, 2, 3]))
+        try handle.close()
+        let error = #expect(throws: MultipartError.self) { try reader.readAll() }
+        #expect(error?.code == .lengthMismatch)
+        #expect(error?.message.contains("100003") == true)
+    }
+
+    @Test func streamShorterThanDeclared() {
+        var body = MultipartBody()
+        try? body.append(.stream({ InputStream(data: Data([1, 2, 3])) }, length: 5, name: "short"))
+        let error = readError(body)
+        #expect(error?.code == .lengthMismatch)
+        #expect(error?.message.contains("3 of the 5") == true)
+        #expect(error?.partIndex == 0)
+    }
+
+    @Test(arguments: [1, 64 * 1024])
+    func streamLongerThanDeclared(bufferSize: Int) {
+        var body = MultipartBody()
+        try? body.append(.stream({ InputStream(data: Data([1, 2, 3, 4])) }, length: 3, name: "long"))
+        let error = readError(body, bufferSize: bufferSize)
+        #expect(error?.code == .lengthMismatch)
+        #expect(error?.message.contains("more than the 3 bytes") == true)
+    }
+
+    @Test func streamThatFailsToOpen() {
+        var body = MultipartBody()
+        try? body.append(.stream({ InputStream(fileAtPath: "/nonexistent/x")! }, length: nil, name: "bad"))
+        let error = readError(body)
+        #expect(error?.code == .streamFailed)
+    }
+
+    @Test func streamFactoryThatThrows() {
+        struct Refused: Error {}
+        var body = MultipartBody()
+        try? body.append(.stream({ throw Refused() }, length: 1, name: "bad"))
+        let error = readError(body)
+        #expect(error?.code == .streamFailed)
+        #expect(error?.cause is Refused)
+    }
+
+    @Test func readyMadeStreamMakesTheBodyOneShot() throws {
+        var body = MultipartBody()
+        try body.append(.stream(InputStream(data: Data("once".utf8)), length: 4, name: "once"))
+        let first = try body.bytes()
+        #expect(String(decoding: first, as: UTF8.self).contains("\r\n\r\nonce\r\n"))
+        let error = readError(body)
+        #expect(error?.code == .streamAlreadyConsumed)
+        #expect(error?.partIndex == 0)
+    }
+
+    @Test func factoryStreamsCanBeReadAgain() throws {
+        var body = MultipartBody()
+        try body.append(.stream({ InputStream(data: Data("again".utf8)) }, length: 5, name: "s"))
+        #expect(try body.bytes() == body.bytes())
+    }
+
+    @Test func everyReadAfterAFailureThrowsTheSameError() throws {
+        var body = MultipartBody()
+        try body.append(.stream({ InputStream(data: Data([1])) }, length: 2, name: "s"))
+        var reader = body.makeReader()
+        let first = #expect(throws: MultipartError.self) { try reader.readAll() }
+        let second = #expect(throws: MultipartError.self) { try reader.readAll() }
+        #expect(first?.code == second?.code)
+        #expect(first?.message == second?.message)
+    }
+
+    @Test func closeReleasesTheFileAndFailsLaterReads() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("open.bin", contents: [UInt8](repeating: 1, count: 200_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        var reader = body.makeReader()
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        #expect(processHasOpen(file.path))
+        reader.close()
+        #expect(!processHasOpen(file.path))
+        let error = #expect(throws: MultipartError.self) { try reader.readAll() }
+        #expect(error?.code == .cancelled)
+    }
+
+    @Test func droppingAReaderClosesItsFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("dropped.bin", contents: [UInt8](repeating: 1, count: 200_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        do {
+            var reader = body.makeReader()
+            var buffer = [UInt8](repeating: 0, count: 1000)
+            _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            #expect(processHasOpen(file.path))
+        }
+        #expect(!processHasOpen(file.path))
+    }
+
+    @Test func filesAreClosedOnceRead() throws {
+        let file = Repository.input("blob.bin")
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        try body.append(.text("after", name: "t"))
+        var reader = body.makeReader()
+        _ = try reader.readAll()
+        #expect(!processHasOpen(file.path))
+    }
+
+    @Test func progressFollowsPartsAndBytes() throws {
+        var body = MultipartBody()
+        try body.append(.text("aaaa", name: "a"))
+        try body.append(.data(Data(repeating: 1, count: 1000), name: "b", filename: "b.bin"))
+        var reader = body.makeReader()
+        #expect(reader.progress.partIndex == 0)
+        #expect(reader.progress.completedBytes == 0)
+        var seenParts: [Int?] = []
+        var buffer = [UInt8](repeating: 0, count: 50)
+        while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {
+            if seenParts.last != reader.progress.partIndex { seenParts.append(reader.progress.partIndex) }
+        }
+        #expect(seenParts == [0, 1, nil])
+        #expect(reader.progress.completedBytes == body.contentLength)
+        #expect(reader.progress.fractionCompleted == 1)
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import StreamingMultipart
+import Testing
+
+/// Paths in the repository, found from this file's location.
+enum Repository {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = root.appendingPathComponent("Fixtures")
+    static func input(_ name: String) -> URL { fixtures.appendingPathComponent("inputs/\(name)") }
+    static func golden(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: fixtures.appendingPathComponent("golden/\(name).body")))
+    }
+    static func peerScript(_ name: String) -> String { root.appendingPathComponent("Tests/Peers/\(name)").path }
+}
+
+/// A fresh folder under the system's temporary folder; `remove()` deletes it.
+struct TemporaryFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("sm-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String, contents: [UInt8]) throws -> URL {
+        let file = url.appendingPathComponent(name)
+        try Data(contents).write(to: file)
+        return file
+    }
+
+    func contents() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+extension MultipartBody {
+    /// The whole body, read through a reader in reads of `bufferSize` bytes.
+    func bytes(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
+        var reader = makeReader()
+        return try reader.readAll(bufferSize: bufferSize)
+    }
+}
+
+extension BodyReader {
+    mutating func readAll(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: bufferSize)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try read(into: $0) }
+            if count == 0 { return result }
+            result += buffer[..<count]
+        }
+    }
+}
+
+/// Reads a whole `InputStream` with reads of at most `maxLength`.
+func readStream(_ stream: InputStream, maxLength: Int) throws -> [UInt8] {
+    stream.open()
+    defer { stream.close() }
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: maxLength)
+    while true {
+        let count = stream.read(&buffer, maxLength: maxLength)
+        if count < 0 { throw stream.streamError ?? MultipartError(code: .streamFailed, message: "read failed") }
+        if count == 0 { return result }
+        result += buffer[..<count]
+    }
+}
+
+/// A small seeded generator (SplitMix64), so random tests are repeatable and can name their seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension RandomNumberGenerator {
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8]()
+        result.reserveCapacity(count + 8)
+        while result.count < count {
+            withUnsafeBytes(of: next()) { result += $0 }
+        }
+        return Array(result.prefix(count))
+    }
+}
+
+/// Whether this process has `path` open (Linux: /proc/self/fd).
+func processHasOpen(_ path: String) -> Bool {
+    let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+    return entries.contains { entry in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")) == resolved
+    }
+}
+
+/// What a finished program said.
+struct ProgramResult {
+    var status: Int32
+    var stdout: [UInt8]
+    var stderr: String
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+/// Runs a program to completion, feeding `input` on standard input.
+func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let stdin = Pipe()
+    let stdout = Pipe()
+    let stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    let errorData = Locked(Data())
+    let done = DispatchGroup()
+    DispatchQueue.global().async(group: done) {
+        stdin.fileHandleForWriting.write(Data(input))
+        try? stdin.fileHandleForWriting.close()
+    }
+    DispatchQueue.global().async(group: done) {
+        errorData.set(stderr.fileHandleForReading.readDataToEndOfFile())
+    }
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    done.wait()
+    return ProgramResult(
+        status: process.terminationStatus, stdout: [UInt8](output),
+        stderr: String(decoding: errorData.get(), as: UTF8.self))
+}
+
+/// A value behind a lock, for test helpers that share one across threads.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+}
+
+/// The first `name` on PATH that is executable.
+func executableOnPath(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+}
+
+/// The python3 on PATH that has `modules`, or nil, with the reason printed, so a test can skip where the peer is
+/// missing.
+func python3(with modules: [String], for test: String) -> String? {
+    guard let python = executableOnPath("python3") else {
+        print("SKIP \(test): python3 is not installed (CI installs it: see .ci/run)")
+        return nil
+    }
+    let check = modules.map { "import \($0)" }.joined(separator: "; ")
+    guard let result = try? runProgram(python, ["-c", check]), result.status == 0 else {
+        print("SKIP \(test): python3 lacks \(modules.joined(separator: ", ")) (.ci/run installs them with pip)")
+        return nil
+    }
+    return python
+}
