@@ -43,6 +43,7 @@ let package = Package(
             name: "StreamingMultipartTests",
             dependencies: [
                 "StreamingMultipart",
+                "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: upcoming

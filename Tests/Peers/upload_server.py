@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""A small upload server on 127.0.0.1 for the URLSession interop tests.
+
+Prints its port on the first line, then answers each POST with JSON: the request's Content-Length and
+Transfer-Encoding headers and the parts python-multipart found (see parse_form.py). Reads chunked bodies too.
+Exits when standard input closes, so it never outlives the test that started it.
+"""
+import http.server
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parse_form import with_python_multipart  # noqa: E402
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def read_body(self):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+
+    def do_POST(self):
+        body = self.read_body()
+        both = self.headers.get("Content-Length") is not None and self.headers.get("Transfer-Encoding") is not None
+        reply = {
+            "content_length": self.headers.get("Content-Length"),
+            "transfer_encoding": self.headers.get("Transfer-Encoding"),
+            "received": len(body),
+        }
+        try:
+            if both:
+                raise ValueError("both Content-Length and Transfer-Encoding (RFC 9112 §6.1)")
+            reply["parts"] = with_python_multipart(body, self.headers["Content-Type"])
+            status = 200
+        except Exception as error:
+            reply["error"] = f"{type(error).__name__}: {error}"
+            status = 400
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+sys.stdin.read()
+server.shutdown()

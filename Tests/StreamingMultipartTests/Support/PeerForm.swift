@@ -1,0 +1,73 @@
+import Crypto
+import Foundation
+import StreamingMultipart
+
+/// A part as a peer reports it, and as a test expects it.
+struct PeerPart: Codable, Hashable, Comparable {
+    var name: String
+    var filename: String?
+    var content_type: String?
+    var size: Int
+    var sha256: String
+
+    static func < (a: PeerPart, b: PeerPart) -> Bool {
+        (a.name, a.sha256, a.filename ?? "") < (b.name, b.sha256, b.filename ?? "")
+    }
+}
+
+struct PeerReply: Codable {
+    var parts: [PeerPart]?
+    var content_length: String?
+    var transfer_encoding: String?
+    var received: Int?
+    var error: String?
+}
+
+func sha256Hex(_ bytes: some DataProtocol) -> String {
+    SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+}
+
+/// A form built from random parts, with what a peer should find in it.
+struct RandomForm {
+    var body = MultipartBody()
+    var expected: [PeerPart] = []
+
+    /// Random text fields, in-memory files, file parts and stream parts; contents include CR, LF and prefixes of
+    /// the boundary.
+    init(random: inout some RandomNumberGenerator, folder: TemporaryFolder, maxSize: Int) throws {
+        let names = ["title", "résumé", "tags[]", "user[name]", "data", "x"]
+        for index in 0..<Int.random(in: 1...6, using: &random) {
+            let name = names.randomElement(using: &random)! + "\(index)"
+            let size = Int.random(in: 0...maxSize, using: &random)
+            var bytes = random.bytes(size)
+            // Sprinkle delimiter near-misses: CRLF, "--", and the boundary without its last character.
+            let nearMiss = Array("\r\n--\(body.boundary.value.dropLast())".utf8)
+            for _ in 0..<min(3, size / max(1, nearMiss.count)) {
+                let at = Int.random(in: 0...(size - nearMiss.count), using: &random)
+                bytes.replaceSubrange(at..<(at + nearMiss.count), with: nearMiss)
+            }
+            switch Int.random(in: 0...3, using: &random) {
+            case 0:
+                let text = String(decoding: bytes.map { $0 % 90 + 32 } + Array("\r\n✓".utf8), as: UTF8.self)
+                try body.append(.text(text, name: name))
+                expected.append(PeerPart(name: name, filename: nil, content_type: nil, size: text.utf8.count,
+                    sha256: sha256Hex(Array(text.utf8))))
+            case 1:
+                try body.append(.data(Data(bytes), name: name, filename: "\(name).bin"))
+                expected.append(PeerPart(name: name, filename: "\(name).bin", content_type: "application/octet-stream",
+                    size: size, sha256: sha256Hex(bytes)))
+            case 2:
+                let file = try folder.file("part\(index)-\(UUID().uuidString).png", contents: bytes)
+                try body.append(.file(at: file, name: name, filename: "photo\(index).png"))
+                expected.append(PeerPart(name: name, filename: "photo\(index).png", content_type: "image/png",
+                    size: size, sha256: sha256Hex(bytes)))
+            default:
+                let data = Data(bytes)
+                try body.append(.stream({ InputStream(data: data) }, length: Bool.random(using: &random) ? Int64(size) : nil,
+                    name: name, filename: "s\(index).csv"))
+                expected.append(PeerPart(name: name, filename: "s\(index).csv", content_type: "text/csv",
+                    size: size, sha256: sha256Hex(bytes)))
+            }
+        }
+    }
+}

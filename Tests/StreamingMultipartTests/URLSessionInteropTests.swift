@@ -1,0 +1,93 @@
+import Foundation
+import StreamingMultipart
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Bodies POSTed with URLSession to a small Python server on 127.0.0.1 (Tests/Peers/upload_server.py), which
+/// parses them with python-multipart and reports the headers it got.
+@Suite(.serialized) struct URLSessionInteropTests {
+    /// The server, started for one test and stopped by closing its standard input.
+    final class Server {
+        let process = Process()
+        let input = Pipe()
+        let port: Int
+
+        init?(python: String) throws {
+            let output = Pipe()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [Repository.peerScript("upload_server.py")]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            var line = Data()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+                line += byte
+            }
+            guard let port = Int(String(decoding: line, as: UTF8.self)) else { return nil }
+            self.port = port
+        }
+
+        var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
+
+        deinit {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+    }
+
+    func makeForm() throws -> (TemporaryFolder, RandomForm) {
+        let folder = try TemporaryFolder()
+        var random = SeededGenerator(seed: 99)
+        var form = try RandomForm(random: &random, folder: folder, maxSize: 200_000)
+        let big = try folder.file("big.bin", contents: random.bytes(3 << 20))
+        try form.body.append(.file(at: big, name: "big"))
+        form.expected.append(PeerPart(name: "big", filename: "big.bin", content_type: "application/octet-stream",
+            size: 3 << 20, sha256: sha256Hex(try Data(contentsOf: big))))
+        return (folder, form)
+    }
+
+    func reply(_ data: Data, _ response: URLResponse) throws -> PeerReply {
+        let reply = try JSONDecoder().decode(PeerReply.self, from: data)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "server said: \(reply.error ?? "?")")
+        return reply
+    }
+
+    @Test func streamBodyArrivesWhole() async throws {
+        guard let python = python3(with: ["python_multipart"], for: "URLSessionInteropTests"),
+            let server = try Server(python: python)
+        else { return }
+        let (folder, form) = try makeForm()
+        defer { folder.remove() }
+        var request = URLRequest(url: server.url)
+        request.httpMethod = "POST"
+        request.setMultipartBody(form.body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let reply = try reply(data, response)
+        #expect(reply.parts == form.expected)
+        #expect(!(reply.content_length != nil && reply.transfer_encoding != nil), "both length headers were sent")
+        #if canImport(FoundationNetworking)
+        #expect(reply.transfer_encoding?.lowercased() == "chunked")
+        #endif
+    }
+
+    @Test func fileBodyArrivesWithAnExactContentLength() async throws {
+        guard let python = python3(with: ["python_multipart"], for: "URLSessionInteropTests"),
+            let server = try Server(python: python)
+        else { return }
+        let (folder, form) = try makeForm()
+        defer { folder.remove() }
+        var request = URLRequest(url: server.url)
+        request.httpMethod = "POST"
+        let file = folder.url.appendingPathComponent("request.body")
+        let length = try request.setMultipartBody(form.body, writingTo: file)
+        let (data, response) = try await URLSession.shared.upload(for: request, fromFile: file)
+        let reply = try reply(data, response)
+        #expect(reply.parts == form.expected)
+        #expect(reply.content_length == String(length))
+        #expect(reply.transfer_encoding == nil)
+        #expect(Int64(reply.received ?? -1) == length)
+    }
+}
