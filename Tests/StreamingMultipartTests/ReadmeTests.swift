@@ -1,0 +1,91 @@
+import Foundation
+import StreamingMultipart
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The README's examples compile (they stand verbatim in ReadmeExamples.swift) and do what the README says.
+@Suite(.serialized) struct ReadmeTests {
+    @Test func everySwiftBlockOfTheReadmeIsCompiledVerbatim() throws {
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let examples = try String(
+            contentsOf: Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/ReadmeExamples.swift"),
+            encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.count >= 7)
+        for block in blocks {
+            let lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let missing = lines.filter { !$0.isEmpty && !examples.contains($0) }
+            #expect(examples.contains(block) || missing.isEmpty, "README block not in ReadmeExamples.swift: \(missing)")
+            #expect(examples.contains(block), "README block differs from ReadmeExamples.swift:\n\(block)")
+        }
+    }
+
+    func exampleBody() throws -> MultipartBody {
+        let notes = Repository.input("notes.txt")
+        let size = Int64(try Data(contentsOf: notes).count)
+        return try makeUploadBody(photo: Repository.input("blob.bin"), log: notes, logSize: size)
+    }
+
+    @Test func buildExampleMakesTheFieldsItSays() throws {
+        let text = String(decoding: try exampleBody().bytes(), as: UTF8.self)
+        for name in ["caption", "photo", "log", "album[id]", "album[tags][]"] {
+            #expect(text.contains("name=\"\(name)\""), "\(name)")
+        }
+    }
+
+    @Test func urlSessionExamplesUploadToARealServer() async throws {
+        guard let python = python3(with: ["python_multipart"], for: "ReadmeTests"),
+            let server = try URLSessionInteropTests.Server(python: python)
+        else { return }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try exampleBody()
+        for (data, response) in [
+            try await uploadStreaming(body, to: server.url),
+            try await uploadFromFile(body, to: server.url, spool: folder.url.appendingPathComponent("spool.body")),
+        ] {
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let reply = try JSONDecoder().decode(PeerReply.self, from: data)
+            #expect(reply.parts?.map(\.name) == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
+        }
+        #expect(try folder.contents().isEmpty)  // the spool file is removed after the upload
+    }
+
+    @Test func delegateHandsOutAFreshStream() throws {
+        let body = try exampleBody()
+        let delegate = UploadDelegate(body: body)
+        let task = URLSession.shared.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        let stream = Locked<InputStream?>(nil)
+        delegate.urlSession(URLSession.shared, task: task, needNewBodyStream: { stream.set($0) })
+        #expect(try readStream(try #require(stream.get()), maxLength: 4096) == (try body.bytes()))
+    }
+
+    @Test func throttledStreamReportsProgress() throws {
+        var body = MultipartBody()
+        try body.append(.text("small", name: "s"))
+        #expect(try readStream(throttledStream(for: body), maxLength: 64 * 1024) == (try body.bytes()))
+    }
+
+    @Test func asyncAndReaderExamplesProduceTheBody() async throws {
+        let body = try exampleBody()
+        let collected = Locked([UInt8]())
+        try await send(body) { chunk in
+            var all = collected.get()
+            all += chunk
+            collected.set(all)
+        }
+        #expect(collected.get() == (try body.bytes()))
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.url.appendingPathComponent("copy.body").path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        let count = try copyBody(body, to: handle)
+        try handle.close()
+        #expect(count == body.contentLength)
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == (try body.bytes()))
+    }
+}
