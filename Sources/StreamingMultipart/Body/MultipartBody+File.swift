@@ -8,8 +8,10 @@ import Darwin
 public import Foundation
 
 extension MultipartBody {
-    /// The buffer `write(to:)` reads the body through: large, so file parts are read in 1 MiB blocks.
-    static let writeBufferSize = 1 << 20
+    /// The block `write(to:)` reads the body through: large, so file parts are read in 1 MiB blocks.
+    static let fileWriteBlockSize = 1 << 20
+    /// The block `write(toFileDescriptor:)` writes in: 64 KiB, a pipe's and a socket buffer's size.
+    static let descriptorWriteBlockSize = 64 * 1024
 
     /// Writes the whole body to a file, atomically, and returns its length.
     ///
@@ -41,7 +43,7 @@ extension MultipartBody {
         let temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let file = OpenFile(owning: descriptor)
         do {
-            let written = try write(to: file)
+            let written = try write(to: file, blockSize: Self.fileWriteBlockSize)
             file.close()
             guard rename(temporaryPath, url.path) == 0 else {
                 throw MultipartError(
@@ -56,10 +58,10 @@ extension MultipartBody {
         }
     }
 
-    /// Writes the whole body to an open file descriptor in blocks of `writeBufferSize`.
-    func write(to file: OpenFile) throws -> Int64 {
+    /// Writes the whole body to an open file in blocks of `blockSize`.
+    func write(to file: OpenFile, blockSize: Int) throws -> Int64 {
         var reader = makeReader()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.writeBufferSize, alignment: 4096)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 4096)
         defer { buffer.deallocate() }
         while true {
             let count = try reader.read(into: buffer)
@@ -74,12 +76,12 @@ extension MultipartBody {
         }
     }
 
-    /// Writes the whole body to an open file descriptor (a pipe, a socket, standard output) that this call does
-    /// not close, and returns its length. Unlike ``write(to:)``, a failure leaves what was written so far.
+    /// Writes the whole body to an open file descriptor (a pipe, a socket, standard output) in 64 KiB writes,
+    /// without closing it, and returns its length. Unlike ``write(to:)``, a failure leaves what was written so far.
     @discardableResult
     public func write(toFileDescriptor descriptor: Int32) throws -> Int64 {
         let file = OpenFile(owning: descriptor)
         defer { file.release() }
-        return try write(to: file)
+        return try write(to: file, blockSize: Self.descriptorWriteBlockSize)
     }
 }

@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+// Benchmarks for StreamingMultipart, a package of their own so that users never fetch benchmark dependencies.
+//   cd Benchmarks && swift package benchmark
+import Foundation
+import PackageDescription
+
+/// SwiftPM names a path dependency after its folder, which is wherever the repository was cloned.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+let package = Package(
+    name: "StreamingMultipartBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: root.path),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
+    ],
+    targets: [
+        .target(name: "BenchmarkSupport", path: "Sources/BenchmarkSupport"),
+        .executableTarget(
+            name: "BuildBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/BuildBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "MultipartKitBuildBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/MultipartKitBuildBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
