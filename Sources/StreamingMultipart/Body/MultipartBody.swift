@@ -63,17 +63,17 @@ public struct MultipartBody: Sendable {
     ///   in-memory bytes (a random boundary is drawn again instead).
     public mutating func append(_ part: MultipartPart) throws {
         try part.headers.validate(partIndex: parts.count)
-        parts.append(part)
-        while let index = parts.firstIndex(where: { $0.contains(boundary) }) {
+        if part.contains(boundary) {
             guard boundaryIsRandom else {
-                parts.removeLast()
                 throw MultipartError(
                     code: .boundaryInContent,
                     message: "the boundary \(String(reflecting: boundary.value)) occurs inside the part's bytes",
-                    partIndex: index)
+                    partIndex: parts.count)
             }
-            boundary = .random()
+            // Draw until no in-memory part holds the boundary; with 190 random bits, one draw in practice.
+            repeat { boundary = .random() } while part.contains(boundary) || parts.contains { $0.contains(boundary) }
         }
+        parts.append(part)
     }
 
     /// Appends parts in order; on an error, the parts before the failing one stay appended.
