@@ -41,6 +41,26 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         public static let streamAlreadyConsumed = Code("streamAlreadyConsumed")
         /// Writing the body (to a file or a destination) failed.
         public static let writeFailed = Code("writeFailed")
+        /// A `Content-Type` that is not `multipart/…` or cannot be read.
+        public static let invalidContentType = Code("invalidContentType")
+        /// The parser found no boundary delimiter in the whole body (a wrong boundary, or not a multipart body).
+        public static let boundaryNotFound = Code("boundaryNotFound")
+        /// The input ended inside a part's headers or body.
+        public static let truncated = Code("truncated")
+        /// The input ended after a part without the close delimiter `--boundary--`.
+        public static let missingCloseDelimiter = Code("missingCloseDelimiter")
+        /// Bytes after a boundary that are neither `--`, transport padding and a line break, nor allowed by the mode.
+        public static let invalidDelimiter = Code("invalidDelimiter")
+        /// A part without a `Content-Disposition: form-data` header (RFC 7578 §4.2).
+        public static let missingContentDisposition = Code("missingContentDisposition")
+        /// A part whose `Content-Disposition` has no `name` parameter (RFC 7578 §4.2).
+        public static let missingName = Code("missingName")
+        /// A part gives a header twice that must appear once (`Content-Disposition`, `Content-Type`).
+        public static let duplicateHeader = Code("duplicateHeader")
+        /// A configured limit was exceeded; the message names the limit and its value.
+        public static let limitExceeded = Code("limitExceeded")
+        /// The parser was used after it failed or finished, or `finish()` came before the end.
+        public static let invalidState = Code("invalidState")
         /// The body reader was closed, or its task cancelled, before the end of the body.
         public static let cancelled = Code("cancelled")
     }

@@ -14,8 +14,25 @@ public struct ContentDisposition: Sendable, Hashable {
     public var type: String
     /// The form field's name.
     public var name: String?
-    /// The file's name, for file parts.
+    /// The file's name, for file parts, as sent: a browser's `%22`, `%0D` and `%0A` decoded, an old browser's
+    /// full path (`C:\Users\a\photo.jpg`) kept whole; ``baseFilename`` strips the path.
     public var filename: String?
+    /// The RFC 5987 / RFC 2231 `filename*` parameter, decoded, when the part has one. It never replaces
+    /// ``filename``: a server chooses which to trust.
+    public var filenameStar: String?
+    /// Every parameter as received, in order (names in lower case, values unescaped but not percent-decoded).
+    public var parameters: [Parameter] = []
+
+    /// One `name=value` parameter.
+    public struct Parameter: Hashable, Sendable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     /// A `form-data` disposition.
     public init(name: String?, filename: String? = nil) {

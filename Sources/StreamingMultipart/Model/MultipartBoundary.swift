@@ -38,7 +38,7 @@ public struct MultipartBoundary: Sendable, Hashable, CustomStringConvertible {
         self.value = value
     }
 
-    private init(unchecked value: String) { self.value = value }
+    init(unchecked value: String) { self.value = value }
 
     /// A new boundary: `StreamingMultipart-` and 32 random letters and digits (about 190 bits) from the system's
     /// CSPRNG (`getrandom` on Linux, `arc4random` on Apple platforms).

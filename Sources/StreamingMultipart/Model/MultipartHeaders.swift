@@ -16,28 +16,34 @@ public struct MultipartHeaders: Sendable, Hashable, RandomAccessCollection, Expr
     public struct Name: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The name as given, e.g. `Content-Type`.
         public let rawName: String
-        /// The name in ASCII lower case, used for comparison.
-        public let canonicalName: String
 
         /// Creates a name; its validity is checked when a part is appended to a body.
-        public init(_ name: String) {
-            rawName = name
-            canonicalName = String(decoding: name.utf8.map(Self.asciiLowercased), as: UTF8.self)
-        }
+        public init(_ name: String) { rawName = name }
 
         public init(stringLiteral value: String) { self.init(value) }
 
+        /// The name in ASCII lower case, e.g. `content-type`.
+        public var canonicalName: String {
+            String(decoding: rawName.utf8.map(Self.asciiLowercased), as: UTF8.self)
+        }
+
         public var description: String { rawName }
 
-        public static func == (lhs: Name, rhs: Name) -> Bool { lhs.canonicalName == rhs.canonicalName }
-        public func hash(into hasher: inout Hasher) { hasher.combine(canonicalName) }
+        public static func == (lhs: Name, rhs: Name) -> Bool {
+            lhs.rawName.utf8.count == rhs.rawName.utf8.count
+                && zip(lhs.rawName.utf8, rhs.rawName.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            for byte in rawName.utf8 { hasher.combine(Self.asciiLowercased(byte)) }
+        }
 
         /// `Content-Disposition` (RFC 7578 §4.2).
         public static let contentDisposition: Name = "Content-Disposition"
         /// `Content-Type` (RFC 7578 §4.4).
         public static let contentType: Name = "Content-Type"
 
-        private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        static func asciiLowercased(_ byte: UInt8) -> UInt8 {
             (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
         }
     }

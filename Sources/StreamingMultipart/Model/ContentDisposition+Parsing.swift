@@ -1,0 +1,109 @@
+extension ContentDisposition {
+    /// Parses a `Content-Disposition` value (RFC 7578 §4.2, RFC 6266).
+    ///
+    /// Parameters are tokenized, not split: quoted strings keep `;` and `=`, `\"` and `\\` are unescaped,
+    /// names compare in any case. `name` and `filename` are decoded the way browsers encode them (`%22` → `"`,
+    /// `%0D` → CR, `%0A` → LF); `filename*` (RFC 5987: `UTF-8''%E2%9C%93.txt`, UTF-8 or ISO-8859-1) is decoded into
+    /// ``filenameStar``.
+    ///
+    /// ```swift
+    /// let disposition = try ContentDisposition(parsing: #"form-data; name="photo"; filename="C:\\pics\\a.jpg""#)
+    /// disposition.name           // "photo"
+    /// disposition.filename       // "C:\pics\a.jpg"
+    /// disposition.baseFilename   // "a.jpg"
+    /// ```
+    ///
+    /// - Throws: ``MultipartError/Code/invalidHeader`` for a malformed value, a parameter given twice, or a
+    ///   `filename*` with a bad `%` escape or an unknown charset.
+    public init(parsing value: String) throws {
+        let parsed = try HeaderValueParser(value, header: "Content-Disposition")
+        guard !parsed.value.isEmpty else {
+            throw MultipartError(code: .invalidHeader, message: "Content-Disposition has no disposition type")
+        }
+        var seen = Set<String>()
+        for parameter in parsed.parameters where !seen.insert(parameter.name).inserted {
+            throw MultipartError(
+                code: .invalidHeader, message: "Content-Disposition gives the parameter \(parameter.name) twice")
+        }
+        self.init(name: parsed.parameter("name").map(Self.decodeBrowserEscapes))
+        type = parsed.value.lowercased()
+        filename = parsed.parameter("filename").map(Self.decodeBrowserEscapes)
+        filenameStar = try parsed.parameter("filename*").map(Self.decodeExtendedValue)
+        parameters = parsed.parameters
+    }
+
+    /// The filename without any folder an old browser sent with it (after the last `/` or `\`).
+    public var baseFilename: String? {
+        guard let filename else { return nil }
+        guard let separator = filename.lastIndex(where: { $0 == "/" || $0 == "\\" }) else { return filename }
+        return String(filename[filename.index(after: separator)...])
+    }
+
+    /// Undoes the WHATWG escaping of names and filenames: `%22`, `%0D` and `%0A` (either case) only.
+    static func decodeBrowserEscapes(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var bytes: [UInt8] = []
+        var input = text.utf8[...]
+        while let byte = input.popFirst() {
+            if byte == UInt8(ascii: "%"), input.count >= 2 {
+                let code = (input[input.startIndex], input[input.index(after: input.startIndex)])
+                let decoded: UInt8? =
+                    switch code {
+                    case (UInt8(ascii: "2"), UInt8(ascii: "2")): UInt8(ascii: "\"")
+                    case (UInt8(ascii: "0"), UInt8(ascii: "D")), (UInt8(ascii: "0"), UInt8(ascii: "d")): 0x0D
+                    case (UInt8(ascii: "0"), UInt8(ascii: "A")), (UInt8(ascii: "0"), UInt8(ascii: "a")): 0x0A
+                    default: nil
+                    }
+                if let decoded {
+                    bytes.append(decoded)
+                    input = input.dropFirst(2)
+                    continue
+                }
+            }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Decodes an RFC 5987 extended value: `charset'language'percent-encoded`.
+    static func decodeExtendedValue(_ text: String) throws -> String {
+        let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard pieces.count == 3 else {
+            throw MultipartError(
+                code: .invalidHeader, message: "filename* \(String(reflecting: text)) is not charset'language'value")
+        }
+        var bytes: [UInt8] = []
+        var input = pieces[2].utf8[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard input.count >= 2, let high = hexValue(input.popFirst()!), let low = hexValue(input.popFirst()!) else {
+                throw MultipartError(code: .invalidHeader, message: "filename* has a bad % escape: \(String(reflecting: text))")
+            }
+            bytes.append(high << 4 | low)
+        }
+        switch pieces[0].lowercased() {
+        case "utf-8":
+            guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                throw MultipartError(code: .invalidHeader, message: "filename* is not valid UTF-8")
+            }
+            return decoded
+        case "iso-8859-1":
+            return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        default:
+            throw MultipartError(
+                code: .invalidHeader, message: "filename* has the unsupported charset \(String(reflecting: String(pieces[0])))")
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
