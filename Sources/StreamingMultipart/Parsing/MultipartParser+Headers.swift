@@ -9,15 +9,20 @@ import Darwin
 extension MultipartParser {
     /// `.headers`: waits for a whole header block (lines up to an empty line), then parses it.
     ///
-    /// - Parameter scanned: how many bytes at the buffer's start are already known to be whole, non-empty lines,
-    ///   so that input arriving a byte at a time is scanned once, not once per byte.
-    mutating func readHeaders(scannedTo scanned: Int) throws -> MultipartPartHead? {
+    /// Lines are checked as they complete, so a body of endless headers stops at the first limit it reaches.
+    ///
+    /// - Parameters:
+    ///   - scanned: how many bytes at the buffer's start are already known to be whole, non-empty lines, so that
+    ///     input arriving a byte at a time is scanned once, not once per byte.
+    ///   - fields: how many of those lines start a header.
+    mutating func readHeaders(scannedTo scanned: Int, fields: Int) throws -> MultipartPartHead? {
         let start = buffer.startIndex
         var lineStart = start + scanned
+        var fields = fields
         while true {
             guard let newline = indexOfLineFeed(from: lineStart) else {
                 try checkHeaderSize(buffer.endIndex - start)
-                state = .headers(scanned: lineStart - start)
+                state = .headers(scanned: lineStart - start, fields: fields)
                 return nil
             }
             try checkHeaderSize(newline + 1 - start)
@@ -31,8 +36,12 @@ extension MultipartParser {
             // Fail on a line that cannot be a header as soon as it is whole, not when the block ends: a part
             // whose empty line is missing is reported as a bad header, not as a truncated body.
             let line = buffer[lineStart..<contentEnd]
-            if line.first != UInt8(ascii: " "), line.first != UInt8(ascii: "\t"), !line.contains(UInt8(ascii: ":")) {
-                throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: bodyOffset(lineStart))
+            if line.first != UInt8(ascii: " "), line.first != UInt8(ascii: "\t") {
+                guard line.contains(UInt8(ascii: ":")) else {
+                    throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: bodyOffset(lineStart))
+                }
+                fields += 1
+                try checkHeaderCount(fields, offset: bodyOffset(lineStart))
             }
             lineStart = newline + 1
         }
@@ -58,6 +67,14 @@ extension MultipartParser {
         }
         quirks.insert(.lineFeedLineEndings)
         return newline
+    }
+
+    private func checkHeaderCount(_ count: Int, offset: Int64) throws {
+        guard count > limits.maxHeadersPerPart else { return }
+        throw MultipartError(
+            code: .limitExceeded,
+            message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
+            offset: offset, partIndex: partCount - 1)
     }
 
     private func checkHeaderSize(_ size: Int) throws {
@@ -104,12 +121,6 @@ extension MultipartParser {
         let name = line[..<colon]
         guard !name.isEmpty, name.allSatisfy(MultipartHeaders.isTokenCharacter) else {
             throw headerError("the header name \(Self.quoted(name)) is not an RFC 9110 token", offset: offset)
-        }
-        guard fields.count < limits.maxHeadersPerPart else {
-            throw MultipartError(
-                code: .limitExceeded,
-                message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
-                offset: offset, partIndex: partCount - 1)
         }
         let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
         fields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))

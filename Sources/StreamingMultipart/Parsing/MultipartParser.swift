@@ -61,9 +61,9 @@ public struct MultipartParser: Sendable {
     enum State: Sendable {
         /// Skipping bytes before the first `--boundary`. Next: `.headers` (a part) or `.closed` (an empty body).
         case preamble
-        /// Collecting a part's header block; its first `scanned` bytes are whole lines, none of them empty.
-        /// Next: `.body`, emitting `.partHeaders`.
-        case headers(scanned: Int)
+        /// Collecting a part's header block; its first `scanned` bytes are whole lines, none of them empty, of
+        /// which `fields` start a header (the rest continue one). Next: `.body`, emitting `.partHeaders`.
+        case headers(scanned: Int, fields: Int)
         /// Emitting a part's body. Next: `.delimiter` once the delimiter that ends it is at the buffer's start.
         case body
         /// The buffer begins with a delimiter of `length` bytes that ends the part and either starts the next
@@ -123,11 +123,7 @@ public struct MultipartParser: Sendable {
         } else if buffer.isEmpty {
             buffer = bytes
         } else {
-            var merged: [UInt8] = []
-            merged.reserveCapacity(buffer.count + bytes.count)
-            merged += buffer
-            merged += bytes
-            buffer = merged[...]
+            buffer.append(contentsOf: bytes)  // in place, amortized, unless an emitted slice shares the storage
         }
     }
 
@@ -195,8 +191,8 @@ public struct MultipartParser: Sendable {
                 throw error
             case .preamble:
                 guard try skipPreamble() else { return nil }
-            case .headers(let scanned):
-                guard let head = try readHeaders(scannedTo: scanned) else { return nil }
+            case .headers(let scanned, let fields):
+                guard let head = try readHeaders(scannedTo: scanned, fields: fields) else { return nil }
                 return .partHeaders(head)
             case .body:
                 switch try readBody() {
@@ -259,6 +255,6 @@ public struct MultipartParser: Sendable {
         partCount += 1
         partBytes = 0
         partIsFile = false
-        state = .headers(scanned: 0)
+        state = .headers(scanned: 0, fields: 0)
     }
 }
