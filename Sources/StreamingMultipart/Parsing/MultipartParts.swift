@@ -1,0 +1,184 @@
+public import Foundation
+
+/// A chunk of body bytes the async layer can parse: `[UInt8]` and `ArraySlice<UInt8>` without a copy, `Data`
+/// with one.
+public protocol MultipartChunk {
+    /// The chunk's bytes.
+    var multipartBytes: ArraySlice<UInt8> { get }
+}
+
+extension Array: MultipartChunk where Element == UInt8 {
+    public var multipartBytes: ArraySlice<UInt8> { self[...] }
+}
+
+extension ArraySlice: MultipartChunk where Element == UInt8 {
+    public var multipartBytes: ArraySlice<UInt8> { self }
+}
+
+extension Data: MultipartChunk {
+    public var multipartBytes: ArraySlice<UInt8> { [UInt8](self)[...] }
+}
+
+extension AsyncSequence where Element: MultipartChunk {
+    /// The parts of the multipart body this sequence of chunks carries, each with its headers and its body as an
+    /// async sequence of byte chunks.
+    ///
+    /// ```swift
+    /// for try await part in request.body.multipartParts(boundary: boundary) {
+    ///     if part.head.isFile {
+    ///         for try await bytes in part.body { try file.write(contentsOf: bytes) }
+    ///     } else {
+    ///         let value = try await part.body.collect(upTo: 64 * 1024)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Backpressure: chunks are pulled only as the caller asks for parts and bytes, and asking for the next part
+    /// skips what is left of the current body. Cancellation reaches the source through its own `next()`; the parts
+    /// sequence closes nothing it did not open. Parts and their bodies are read from one task, in order.
+    public func multipartParts(
+        boundary: MultipartBoundary, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict
+    ) -> MultipartParts<Self> {
+        MultipartParts(base: self, parser: MultipartParser(boundary: boundary, limits: limits, mode: mode))
+    }
+
+    /// The parts of the body, with the boundary read from a `Content-Type` value.
+    ///
+    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws.
+    public func multipartParts(
+        contentType: String, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict
+    ) throws -> MultipartParts<Self> {
+        multipartParts(boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode)
+    }
+}
+
+/// The parts of a multipart body arriving as an async sequence of chunks; see
+/// `AsyncSequence.multipartParts(boundary:limits:mode:)`.
+public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Element: MultipartChunk {
+    public typealias Element = MultipartStreamedPart<Base>
+
+    let base: Base
+    let parser: MultipartParser
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser))
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let driver: PartsDriver<Base>
+
+        public mutating func next() async throws -> MultipartStreamedPart<Base>? {
+            guard let head = try await driver.nextPart() else { return nil }
+            return MultipartStreamedPart(head: head, body: MultipartPartBody(driver: driver, index: head.index))
+        }
+    }
+}
+
+/// One part of a streamed body: its head now, its body as it arrives.
+public struct MultipartStreamedPart<Base: AsyncSequence> where Base.Element: MultipartChunk {
+    /// The part's index, headers and `Content-Disposition`.
+    public let head: MultipartPartHead
+    /// The part's body bytes. Read them before asking for the next part, or they are skipped.
+    public let body: MultipartPartBody<Base>
+}
+
+/// A part's body as an async sequence of byte chunks (slices of the source's chunks wherever possible).
+public struct MultipartPartBody<Base: AsyncSequence>: AsyncSequence where Base.Element: MultipartChunk {
+    public typealias Element = ArraySlice<UInt8>
+
+    let driver: PartsDriver<Base>
+    let index: Int
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(driver: driver, index: index) }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let driver: PartsDriver<Base>
+        let index: Int
+
+        public mutating func next() async throws -> ArraySlice<UInt8>? {
+            try await driver.nextBodyBytes(ofPart: index)
+        }
+    }
+
+    /// The whole body, for fields and small files.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` when the body is longer than `maxBytes`.
+    public func collect(upTo maxBytes: Int) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await chunk in self {
+            guard bytes.count + chunk.count <= maxBytes else {
+                throw MultipartError(
+                    code: .limitExceeded, message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
+                    partIndex: index)
+            }
+            bytes += chunk
+        }
+        return bytes
+    }
+}
+
+/// The parser and the source iterator that a parts sequence and its bodies share.
+///
+/// A class because the parts iterator and each part's body iterator pull from the same source; they are used from
+/// one task, in order, like any async iterator.
+final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk {
+    private var iterator: Base.AsyncIterator
+    private var parser: MultipartParser
+    /// The part whose body is being read, until its `.partEnd`.
+    private var openPart: Int?
+    private var sourceEnded = false
+
+    init(iterator: Base.AsyncIterator, parser: MultipartParser) {
+        self.iterator = iterator
+        self.parser = parser
+    }
+
+    /// The next parser event, pulling chunks from the source as needed; nil after the end of the source.
+    private func nextEvent() async throws -> MultipartParser.Event? {
+        while true {
+            try Task.checkCancellation()
+            if let event = try parser.next() { return event }
+            if sourceEnded { return nil }
+            if let chunk = try await iterator.next() {
+                try parser.append(chunk.multipartBytes)
+            } else {
+                // Sources such as AsyncStream end early when their task is cancelled: that is a cancellation, not
+                // a truncated body.
+                try Task.checkCancellation()
+                sourceEnded = true
+                try parser.finish()
+            }
+        }
+    }
+
+    /// Skips what is left of the open part, then returns the next part's head, or nil after the last part.
+    func nextPart() async throws -> MultipartPartHead? {
+        while let event = try await nextEvent() {
+            switch event {
+            case .partHeaders(let head):
+                openPart = head.index
+                return head
+            case .bodyBytes: continue
+            case .partEnd: openPart = nil
+            case .end: continue  // the epilogue may follow; the source is read to its end
+            }
+        }
+        return nil
+    }
+
+    /// The next bytes of part `index`, or nil once it has ended or was skipped.
+    func nextBodyBytes(ofPart index: Int) async throws -> ArraySlice<UInt8>? {
+        guard openPart == index else { return nil }
+        while let event = try await nextEvent() {
+            switch event {
+            case .bodyBytes(let bytes): return bytes
+            case .partEnd:
+                openPart = nil
+                return nil
+            case .partHeaders, .end:
+                preconditionFailure("the parser emitted \(event) inside part \(index)")
+            }
+        }
+        return nil
+    }
+}
