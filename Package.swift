@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "StreamingMultipart",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),  // SHA-256 for `parse --json`
             ],
             swiftSettings: upcoming
         ),

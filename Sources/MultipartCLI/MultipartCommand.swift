@@ -5,7 +5,7 @@ import ArgumentParser
 struct MultipartCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multipart",
-        abstract: "Build multipart/form-data bodies that stream from disk.",
-        subcommands: [BuildCommand.self]
+        abstract: "Build and parse multipart/form-data bodies without holding them in memory.",
+        subcommands: [BuildCommand.self, ParseCommand.self]
     )
 }

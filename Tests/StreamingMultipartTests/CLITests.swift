@@ -97,3 +97,85 @@ import Testing
         #expect(try folder.contents().isEmpty)
     }
 }
+
+/// `multipart parse`, run as a program.
+@Suite struct CLIParseTests {
+    func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult? {
+        try CLITests().multipart(arguments, input: input)
+    }
+
+    @Test func buildPipedIntoParseRoundTripsAsJSON() throws {
+        let notes = Repository.input("notes.txt").path
+        guard let built = try multipart(["build", "--boundary", "RT", "-F", "a=alpha", "-F", "f=@\(notes)",
+            "-F", "q=@\(notes);filename=C:\\dir\\\"x\".txt;type=text/x-q"])
+        else { return }
+        let contentType = "multipart/form-data; boundary=RT"
+        guard let parsed = try multipart(["parse", "--content-type", contentType, "--json"], input: built.stdout) else { return }
+        #expect(parsed.status == 0, "\(parsed.stderr)")
+        let notesData = try Data(contentsOf: Repository.input("notes.txt"))
+        let expected = """
+            {"parts":[{"name":"a","filename":null,"filename_star":null,"content_type":null,\
+            "headers":{"Content-Disposition":"form-data; name=\\"a\\""},"size":5,"sha256":"\(sha256Hex(Array("alpha".utf8)))"},\
+            {"name":"f","filename":"notes.txt","filename_star":null,"content_type":"text/plain",\
+            "headers":{"Content-Disposition":"form-data; name=\\"f\\"; filename=\\"notes.txt\\"","Content-Type":"text/plain"},\
+            "size":\(notesData.count),"sha256":"\(sha256Hex(notesData))"},\
+            {"name":"q","filename":"C:\\\\dir\\\\\\"x\\".txt","filename_star":null,"content_type":"text/x-q",\
+            "headers":{"Content-Disposition":"form-data; name=\\"q\\"; filename=\\"C:\\\\dir\\\\%22x%22.txt\\"","Content-Type":"text/x-q"},\
+            "size":\(notesData.count),"sha256":"\(sha256Hex(notesData))"}]}
+
+            """
+        #expect(parsed.stdoutText == expected)
+    }
+
+    @Test func malformedInputPrintsAJSONErrorAndExits1() throws {
+        let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\ncut".utf8)
+        guard let result = try multipart(["parse", "--boundary", "b", "--json"], input: body) else { return }
+        #expect(result.status == 1)
+        let message = "the body ended inside part 0 (3 body bytes read) before its closing boundary"
+        #expect(result.stdoutText == #"{"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
+    }
+
+    @Test func lenientFlagAcceptsLineFeeds() throws {
+        let body = Array("--b\nContent-Disposition: form-data; name=\"a\"\n\nv\n--b--\n".utf8)
+        guard let strict = try multipart(["parse", "--boundary", "b", "--json"], input: body),
+            let lenient = try multipart(["parse", "--boundary", "b", "--json", "--lenient"], input: body)
+        else { return }
+        #expect(strict.status == 1 && strict.stdoutText.contains("invalidDelimiter"))
+        #expect(lenient.status == 0 && lenient.stdoutText.contains(#""name":"a""#))
+    }
+
+    @Test func outputDirKeepsEveryPartInside() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let outside = folder.url.appendingPathComponent("parts")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        var body = MultipartBody(boundary: try MultipartBoundary("B"))
+        for (index, name) in ["../../escape", "/etc/passwd", "..", ".hidden", "a/b\\c", "ok.txt", ""].enumerated() {
+            try body.append(.data(Data("part \(index)".utf8), name: "n\(index)", filename: name))
+        }
+        try body.append(.text("field", name: "../../field"))
+        guard let result = try multipart(["parse", "--boundary", "B", "--output-dir", outside.path], input: try body.bytes())
+        else { return }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["parts"])
+        let written = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
+        #expect(written == ["0-escape", "1-passwd", "2-part", "3-hidden", "4-c", "5-ok.txt", "6-part", "7-field"].sorted())
+        #expect(try String(contentsOf: outside.appendingPathComponent("5-ok.txt"), encoding: .utf8) == "part 5")
+    }
+
+    @Test func discardPrintsTheHarnessLine() throws {
+        var body = MultipartBody(boundary: try MultipartBoundary("B"))
+        try body.append(.text("alpha", name: "a"))
+        try body.append(.data(Data(count: 200_000), name: "z", filename: "z.bin"))
+        guard let result = try multipart(["parse", "--boundary", "B", "--discard"], input: try body.bytes()) else { return }
+        #expect(result.status == 0)
+        let line = result.stdoutText
+        #expect(line.hasPrefix("parts=2 bytes=200005 parse_seconds="), "\(line)")
+    }
+
+    @Test func contentTypeOrBoundaryIsRequired() throws {
+        guard let result = try multipart(["parse"]) else { return }
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--content-type"))
+    }
+}

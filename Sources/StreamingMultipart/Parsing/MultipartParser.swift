@@ -161,6 +161,11 @@ public struct MultipartParser: Sendable {
                     message: "the body ended after part \(partCount - 1) without the close delimiter "
                         + "--\(boundary.value)--",
                     offset: bufferOffset + Int64(buffer.count)))
+        case .headers:
+            throw fail(
+                MultipartError(
+                    code: .truncated, message: "the body ended inside the headers of part \(partCount - 1)",
+                    offset: bufferOffset + Int64(buffer.count), partIndex: currentPartIndex))
         default:
             throw fail(
                 MultipartError(

@@ -1,0 +1,227 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import StreamingMultipart
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `multipart parse`: parts of a body from a file or standard input.
+struct ParseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parse",
+        abstract: "Parse a multipart/form-data body and list, save or count its parts.",
+        discussion: """
+            Reads FILE (or standard input) in 64 KiB chunks, as a server would.
+
+              multipart build -F a=1 -F f=@photo.jpg --headers h.txt | multipart parse --content-type "$(sed -n 's/^Content-Type: //p' h.txt)" --json
+              multipart parse --boundary XYZ --output-dir parts/ upload.body
+            """
+    )
+
+    @Option(help: "The request's Content-Type header value, which holds the boundary.")
+    var contentType: String?
+
+    @Option(help: "The boundary itself, instead of --content-type.")
+    var boundary: String?
+
+    @Flag(help: "Accept LF-only line endings and other departures common clients make.")
+    var lenient = false
+
+    @Flag(help: "Print the parts as JSON: name, filename, filename_star, content_type, headers, size, sha256.")
+    var json = false
+
+    @Option(help: "Write each part's body to a file in this folder, named from its index and a sanitized name.")
+    var outputDir: String?
+
+    @Flag(help: "Read the whole input first, then time only the parse: prints parts=N bytes=M parse_seconds=S.")
+    var discard = false
+
+    @Argument(help: "The body; - or nothing for standard input.")
+    var file: String?
+
+    func validate() throws {
+        guard (contentType == nil) != (boundary == nil) else {
+            throw ValidationError("give exactly one of --content-type and --boundary")
+        }
+        if discard && (json || outputDir != nil) { throw ValidationError("--discard parses and counts only") }
+    }
+
+    func run() throws {
+        do {
+            let parser = try makeParser()
+            if discard {
+                try runDiscarding(parser)
+            } else {
+                let parts = try parseStreaming(parser)
+                if json { print(jsonReport(parts)) } else { parts.forEach { print($0.summary) } }
+            }
+        } catch let error as MultipartError {
+            if json {
+                print(JSONText.object([("error", JSONText.object([
+                    ("code", JSONText.string(error.code.name)), ("message", JSONText.string(error.message)),
+                    ("offset", error.offset.map { String($0) } ?? "null"),
+                ]))]))
+                throw ExitCode(1)
+            }
+            throw BuildCommand.fail(error.description)
+        }
+    }
+
+    private func makeParser() throws -> MultipartParser {
+        let mode: MultipartParser.Mode = lenient ? .lenient : .strict
+        if let contentType { return try MultipartParser(contentType: contentType, mode: mode) }
+        return try MultipartParser(contentType: "multipart/form-data; boundary=\"\(boundary!)\"", mode: mode)
+    }
+
+    private func openInput() throws -> Int32 {
+        guard let file, file != "-" else { return STDIN_FILENO }
+        let descriptor = open(file, O_RDONLY)
+        guard descriptor >= 0 else { throw BuildCommand.fail("cannot open \(file): \(String(cString: strerror(errno)))") }
+        return descriptor
+    }
+
+    /// What one part came to.
+    struct PartReport {
+        var head: MultipartPartHead
+        var size = 0
+        var digest = SHA256()
+        var sha256 = ""
+
+        var summary: String {
+            "\(head.index)\t\(head.name)\t\(head.filename ?? "-")\t\(head.contentType ?? "-")\t\(size) bytes\t\(sha256)"
+        }
+    }
+
+    private func parseStreaming(_ initial: MultipartParser) throws -> [PartReport] {
+        var parser = initial
+        let input = try openInput()
+        defer { if input != STDIN_FILENO { close(input) } }
+        var reports: [PartReport] = []
+        var sink: PartFile?
+        func drain() throws {
+            while let event = try parser.next() {
+                switch event {
+                case .partHeaders(let head):
+                    reports.append(PartReport(head: head))
+                    if let outputDir { sink = try PartFile(folder: outputDir, head: head) }
+                case .bodyBytes(let bytes):
+                    reports[reports.count - 1].size += bytes.count
+                    bytes.withUnsafeBytes { reports[reports.count - 1].digest.update(bufferPointer: $0) }
+                    try sink?.append(bytes)
+                case .partEnd:
+                    reports[reports.count - 1].sha256 = reports[reports.count - 1].digest.finalize()
+                        .map { String(format: "%02x", $0) }.joined()
+                    sink?.finish()
+                    sink = nil
+                case .end:
+                    break
+                }
+            }
+        }
+        while true {
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            guard count >= 0 else { throw BuildCommand.fail("reading the input failed: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            chunk.removeSubrange(count...)
+            try parser.append(chunk)
+            try drain()
+        }
+        try parser.finish()
+        try drain()
+        return reports
+    }
+
+    private func jsonReport(_ parts: [PartReport]) -> String {
+        let items = parts.map { part -> String in
+            var headers: [(String, String)] = []
+            for field in part.head.headers {
+                if let index = headers.firstIndex(where: { $0.0 == field.name.rawName }) {
+                    headers[index].1 += ", " + field.value
+                } else {
+                    headers.append((field.name.rawName, field.value))
+                }
+            }
+            return JSONText.object([
+                ("name", JSONText.string(part.head.name)),
+                ("filename", JSONText.string(part.head.filename)),
+                ("filename_star", JSONText.string(part.head.filenameStar)),
+                ("content_type", JSONText.string(part.head.contentType)),
+                ("headers", JSONText.object(headers.map { ($0.0, JSONText.string($0.1)) })),
+                ("size", String(part.size)),
+                ("sha256", JSONText.string(part.sha256)),
+            ])
+        }
+        return "{\"parts\":[" + items.joined(separator: ",") + "]}"
+    }
+
+    /// `--discard`: the whole input in memory, then only the parse is timed, fed in 64 KiB slices (no copies).
+    private func runDiscarding(_ initial: MultipartParser) throws {
+        var parser = initial
+        let input = try openInput()
+        defer { if input != STDIN_FILENO { close(input) } }
+        let whole = try FileHandle(fileDescriptor: input, closeOnDealloc: false).readToEnd().map { [UInt8]($0) } ?? []
+        var parts = 0
+        var bytes = 0
+        let start = ContinuousClock.now
+        var offset = 0
+        repeat {
+            let end = min(offset + 64 * 1024, whole.count)
+            try parser.append(whole[offset..<end])
+            offset = end
+            while let event = try parser.next() {
+                switch event {
+                case .partHeaders: parts += 1
+                case .bodyBytes(let slice): bytes += slice.count
+                case .partEnd, .end: break
+                }
+            }
+        } while offset < whole.count
+        try parser.finish()
+        let seconds = (ContinuousClock.now - start).seconds
+        print("parts=\(parts) bytes=\(bytes) parse_seconds=\(String(format: "%.6f", seconds))")
+    }
+}
+
+/// One part's body written to a new file inside the output folder.
+///
+/// The file name is the part's index and the last path component of its filename (or `filename*`, or field name), with every character
+/// outside `A-Z a-z 0-9 . _ -` replaced by `_` and leading dots removed: no part can name a path outside the folder,
+/// a hidden file, or an existing file (it is created with `O_EXCL`, and never through a symbolic link).
+struct PartFile {
+    let descriptor: Int32
+
+    init(folder: String, head: MultipartPartHead) throws {
+        let path = folder + "/" + Self.fileName(for: head)
+        descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw BuildCommand.fail("cannot create \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    static func fileName(for head: MultipartPartHead) -> String {
+        let given = head.filename ?? head.filenameStar ?? head.name
+        let source = given.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var safe = String(source.unicodeScalars.map { scalar -> Character in
+            let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
+            return allowed ? Character(scalar) : "_"
+        })
+        while safe.hasPrefix(".") { safe.removeFirst() }
+        return "\(head.index)-\(safe.isEmpty ? "part" : String(safe.prefix(100)))"
+    }
+
+    func append(_ bytes: ArraySlice<UInt8>) throws {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw BuildCommand.fail("writing a part failed: \(String(cString: strerror(errno)))") }
+            offset += count
+        }
+    }
+
+    func finish() {
+        close(descriptor)
+    }
+}
