@@ -72,7 +72,8 @@ struct BuildCommand: ParsableCommand {
         var body = try boundary.map { MultipartBody(boundary: try MultipartBoundary($0)) } ?? MultipartBody()
         var forms = form.makeIterator()
         var strings = formString.makeIterator()
-        for kind in Self.formOrder(in: Array(CommandLine.arguments.dropFirst())) {
+        let arguments = MultipartCommand.joiningDashedValues(Array(CommandLine.arguments.dropFirst()))
+        for kind in Self.formOrder(in: arguments) {
             let spec = try kind == .form ? FormSpec(form: forms.next()!) : FormSpec(formString: strings.next()!)
             try body.append(spec.part())
         }
@@ -122,7 +123,7 @@ struct BuildCommand: ParsableCommand {
             switch argument {
             case "-F", "--form": kinds.append(.form); index += 1
             case "--form-string": kinds.append(.formString); index += 1
-            case "-o", "--output", "--boundary", "--headers": index += 1
+            case "-o", "--output", "--headers": index += 1
             default:
                 if argument.hasPrefix("--form-string=") {
                     kinds.append(.formString)

@@ -25,7 +25,7 @@ struct ParseCommand: ParsableCommand {
     @Option(help: "The request's Content-Type header value, which holds the boundary.")
     var contentType: String?
 
-    @Option(help: "The boundary itself, instead of --content-type.")
+    @Option(help: "The boundary itself, instead of --content-type (it may start with dashes).")
     var boundary: String?
 
     @Flag(help: "Accept LF-only line endings and other departures common clients make.")
@@ -36,6 +36,12 @@ struct ParseCommand: ParsableCommand {
 
     @Option(help: "Write each part's body to a file in this folder, named from its index and a sanitized name.")
     var outputDir: String?
+
+    @Option(help: "The most parts to accept (default 1000).")
+    var maxParts = MultipartParser.Limits.default.maxParts
+
+    @Option(help: "The most bytes in a field without a filename (default 1 MiB).")
+    var maxFieldBytes = MultipartParser.Limits.default.maxFieldBytes
 
     @Flag(help: "Read the whole input first, then time only the parse: prints parts=N bytes=M parse_seconds=S.")
     var discard = false
@@ -73,8 +79,11 @@ struct ParseCommand: ParsableCommand {
 
     private func makeParser() throws -> MultipartParser {
         let mode: MultipartParser.Mode = lenient ? .lenient : .strict
-        if let contentType { return try MultipartParser(contentType: contentType, mode: mode) }
-        return try MultipartParser(contentType: "multipart/form-data; boundary=\"\(boundary!)\"", mode: mode)
+        var limits = MultipartParser.Limits.default
+        limits.maxParts = maxParts
+        limits.maxFieldBytes = maxFieldBytes
+        let contentType = contentType ?? "multipart/form-data; boundary=\"\(boundary!)\""
+        return try MultipartParser(contentType: contentType, limits: limits, mode: mode)
     }
 
     private func openInput() throws -> Int32 {
@@ -160,18 +169,26 @@ struct ParseCommand: ParsableCommand {
     }
 
     /// `--discard`: the whole input in memory, then only the parse is timed, fed in 64 KiB slices (no copies).
-    private func runDiscarding(_ initial: MultipartParser) throws {
-        var parser = initial
+    private func runDiscarding(_ parser: MultipartParser) throws {
         let input = try openInput()
         defer { if input != STDIN_FILENO { close(input) } }
         let whole = try FileHandle(fileDescriptor: input, closeOnDealloc: false).readToEnd().map { [UInt8]($0) } ?? []
+        let (parts, bytes, seconds) = try Self.timeParse(whole, with: parser)
+        print("parts=\(parts) bytes=\(bytes) parse_seconds=\(String(format: "%.6f", seconds))")
+    }
+
+    /// Parses `body` in 64 KiB slices and counts parts and body bytes. A function of its own: inlined into
+    /// `runDiscarding` the same loop measured half as fast (34 ms against 16 ms for 256 MiB).
+    @inline(never)
+    static func timeParse(_ body: [UInt8], with initial: MultipartParser) throws -> (parts: Int, bytes: Int, seconds: Double) {
+        var parser = initial
         var parts = 0
         var bytes = 0
         let start = ContinuousClock.now
         var offset = 0
         repeat {
-            let end = min(offset + 64 * 1024, whole.count)
-            try parser.append(whole[offset..<end])
+            let end = min(offset + 64 * 1024, body.count)
+            try parser.append(body[offset..<end])
             offset = end
             while let event = try parser.next() {
                 switch event {
@@ -180,10 +197,9 @@ struct ParseCommand: ParsableCommand {
                 case .partEnd, .end: break
                 }
             }
-        } while offset < whole.count
+        } while offset < body.count
         try parser.finish()
-        let seconds = (ContinuousClock.now - start).seconds
-        print("parts=\(parts) bytes=\(bytes) parse_seconds=\(String(format: "%.6f", seconds))")
+        return (parts, bytes, (ContinuousClock.now - start).seconds)
     }
 }
 

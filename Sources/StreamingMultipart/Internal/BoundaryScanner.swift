@@ -26,35 +26,38 @@ struct BoundaryScanner: Sendable {
     /// The offset of the first full occurrence of the pattern at or after `start`, or nil.
     func firstMatch(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
         let count = pattern.count
-        guard let base = buffer.baseAddress, buffer.count - start >= count else { return nil }
-        return pattern.withUnsafeBytes { needle -> Int? in
-            let needleBase = needle.baseAddress!
-            let first = SIMD16<UInt8>(repeating: pattern[0])
-            let last = SIMD16<UInt8>(repeating: pattern[count - 1])
-            var position = start
-            // Vector loop: the last lane's load ends at position + count - 1 + 15 < buffer.count.
-            while position + count + 15 <= buffer.count {
-                let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
-                let tails = base.loadUnaligned(fromByteOffset: position + count - 1, as: SIMD16<UInt8>.self)
-                let candidates = (heads .== first) .& (tails .== last)
-                if any(candidates) {
-                    for lane in 0..<16 where candidates[lane] {
-                        if memcmp(base + position + lane, needleBase, count) == 0 { return position + lane }
-                    }
+        guard let base = buffer.baseAddress, buffer.count &- start >= count else { return nil }
+        let firstByte = pattern[0]
+        let first = SIMD16<UInt8>(repeating: firstByte)
+        let last = SIMD16<UInt8>(repeating: pattern[count &- 1])
+        let tailOffset = count &- 1
+        // The vector loop reads 16 bytes at position + tailOffset: it runs while that stays inside the buffer.
+        let vectorLimit = buffer.count &- tailOffset &- 16
+        var position = start
+        while position <= vectorLimit {
+            let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
+            let tails = base.loadUnaligned(fromByteOffset: position &+ tailOffset, as: SIMD16<UInt8>.self)
+            let candidates = (heads .== first) .& (tails .== last)
+            if any(candidates) {
+                for lane in 0..<16 where candidates[lane] && matches(at: base + (position &+ lane)) {
+                    return position &+ lane
                 }
-                position += 16
             }
-            // The last few positions, one at a time.
-            while position + count <= buffer.count {
-                if base.load(fromByteOffset: position, as: UInt8.self) == pattern[0],
-                    memcmp(base + position, needleBase, count) == 0
-                {
-                    return position
-                }
-                position += 1
-            }
-            return nil
+            position &+= 16
         }
+        // The last few positions, one at a time.
+        while position &+ count <= buffer.count {
+            if base.load(fromByteOffset: position, as: UInt8.self) == firstByte, matches(at: base + position) {
+                return position
+            }
+            position &+= 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func matches(at candidate: UnsafeRawPointer) -> Bool {
+        pattern.withUnsafeBytes { memcmp(candidate, $0.baseAddress!, $0.count) == 0 }
     }
 
     /// Where the longest suffix of `buffer[start...]` that is a proper prefix of the pattern begins, or nil.

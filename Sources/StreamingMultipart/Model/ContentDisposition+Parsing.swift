@@ -16,20 +16,42 @@ extension ContentDisposition {
     /// - Throws: ``MultipartError/Code/invalidHeader`` for a malformed value, a parameter given twice, or a
     ///   `filename*` with a bad `%` escape or an unknown charset.
     public init(parsing value: String) throws {
-        let parsed = try HeaderValueParser(value, header: "Content-Disposition")
-        guard !parsed.value.isEmpty else {
+        var name: String?
+        var filename: String?
+        var filenameStar: String?
+        var others: [String] = []
+        func repeated(_ parameter: String) -> MultipartError {
+            MultipartError(code: .invalidHeader, message: "Content-Disposition gives the parameter \(parameter) twice")
+        }
+        // One pass and no intermediate list: this runs once for every part a server receives.
+        let type = try HeaderValueParser.scan(value, header: "Content-Disposition") { parameter, text in
+            if HeaderValueParser.name(parameter, is: "name") {
+                guard name == nil else { throw repeated("name") }
+                name = text
+            } else if HeaderValueParser.name(parameter, is: "filename") {
+                guard filename == nil else { throw repeated("filename") }
+                filename = text
+            } else if HeaderValueParser.name(parameter, is: "filename*") {
+                guard filenameStar == nil else { throw repeated("filename*") }
+                filenameStar = text
+            } else {
+                let lowercased = HeaderValueParser.lowercased(parameter)
+                guard !others.contains(lowercased) else { throw repeated(lowercased) }
+                others.append(lowercased)
+            }
+        }
+        guard !type.isEmpty else {
             throw MultipartError(code: .invalidHeader, message: "Content-Disposition has no disposition type")
         }
-        var seen = Set<String>()
-        for parameter in parsed.parameters where !seen.insert(parameter.name).inserted {
-            throw MultipartError(
-                code: .invalidHeader, message: "Content-Disposition gives the parameter \(parameter.name) twice")
-        }
-        self.init(name: parsed.parameter("name").map(Self.decodeBrowserEscapes))
-        type = parsed.value.lowercased()
-        filename = parsed.parameter("filename").map(Self.decodeBrowserEscapes)
-        filenameStar = try parsed.parameter("filename*").map(Self.decodeExtendedValue)
-        parameters = parsed.parameters
+        self.init(name: name.map(Self.decodeBrowserEscapes), filename: filename.map(Self.decodeBrowserEscapes))
+        self.type = Self.hasUppercase(type) ? type.lowercased() : type
+        self.filenameStar = try filenameStar.map(Self.decodeExtendedValue)
+        receivedValue = value
+    }
+
+    private static func hasUppercase(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } }
     }
 
     /// The filename without any folder an old browser sent with it (after the last `/` or `\`).
@@ -41,7 +63,8 @@ extension ContentDisposition {
 
     /// Undoes the WHATWG escaping of names and filenames: `%22`, `%0D` and `%0A` (either case) only.
     static func decodeBrowserEscapes(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var scanned = text
+        guard scanned.withUTF8({ $0.contains(UInt8(ascii: "%")) }) else { return text }
         var bytes: [UInt8] = []
         var input = text.utf8[...]
         while let byte = input.popFirst() {

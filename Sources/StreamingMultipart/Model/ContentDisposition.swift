@@ -20,8 +20,14 @@ public struct ContentDisposition: Sendable, Hashable {
     /// The RFC 5987 / RFC 2231 `filename*` parameter, decoded, when the part has one. It never replaces
     /// ``filename``: a server chooses which to trust.
     public var filenameStar: String?
-    /// Every parameter as received, in order (names in lower case, values unescaped but not percent-decoded).
-    public var parameters: [Parameter] = []
+    /// The header value this was parsed from, if it was.
+    var receivedValue: String?
+
+    /// Every parameter, in order (names in lower case, values unquoted but not percent-decoded): as received when
+    /// parsed, else as ``headerValue`` would send them.
+    public var parameters: [Parameter] {
+        (try? HeaderValueParser(receivedValue ?? headerValue, header: "Content-Disposition").parameters) ?? []
+    }
 
     /// One `name=value` parameter.
     public struct Parameter: Hashable, Sendable {

@@ -30,8 +30,18 @@ public struct MultipartHeaders: Sendable, Hashable, RandomAccessCollection, Expr
         public var description: String { rawName }
 
         public static func == (lhs: Name, rhs: Name) -> Bool {
-            lhs.rawName.utf8.count == rhs.rawName.utf8.count
-                && zip(lhs.rawName.utf8, rhs.rawName.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
+            if lhs.rawName == rhs.rawName { return true }  // the usual case, and a fast one
+            var left = lhs.rawName
+            var right = rhs.rawName
+            guard left.utf8.count == right.utf8.count else { return false }
+            return left.withUTF8 { a in
+                right.withUTF8 { b in
+                    for index in 0..<a.count where asciiLowercased(a[index]) != asciiLowercased(b[index]) {
+                        return false
+                    }
+                    return true
+                }
+            }
         }
 
         public func hash(into hasher: inout Hasher) {

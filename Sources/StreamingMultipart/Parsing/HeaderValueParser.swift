@@ -23,80 +23,121 @@ struct HeaderValueParser {
     }
 
     init(_ text: String, header: String) throws {
-        var bytes = text.utf8[...]
-        self = try Self.parse(&bytes, header: header)
-    }
-
-    private init(value: String, parameters: [Parameter]) {
-        self.value = value
+        var parameters: [Parameter] = []
+        value = try Self.scan(text, header: header) { name, value in
+            parameters.append(Parameter(name: Self.lowercased(name), value: value))
+        }
         self.parameters = parameters
     }
 
-    private static func parse(_ bytes: inout Substring.UTF8View, header: String) throws -> HeaderValueParser {
-        let main = bytes.prefix { $0 != UInt8(ascii: ";") }
-        bytes = bytes[main.endIndex...]
-        var result = HeaderValueParser(value: String(Substring(trimmed(main))), parameters: [])
-        while let separator = bytes.first {
-            precondition(separator == UInt8(ascii: ";"))
-            bytes = trimmed(bytes.dropFirst(), trailing: false)
-            if bytes.isEmpty { break }  // a trailing `;`
-            let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ";") } ?? bytes.endIndex
-            let name = trimmed(bytes[..<nameEnd])
-            guard nameEnd < bytes.endIndex, bytes[nameEnd] == UInt8(ascii: "=") else {
-                throw invalid(header, "parameter \(String(reflecting: String(Substring(name)))) has no '='")
-            }
-            guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
-            bytes = trimmed(bytes[bytes.index(after: nameEnd)...], trailing: false)
-            let value: String
-            if bytes.first == UInt8(ascii: "\"") {
-                value = try quotedString(&bytes, header: header)
-                bytes = trimmed(bytes, trailing: false)
-                guard bytes.isEmpty || bytes.first == UInt8(ascii: ";") else {
-                    throw invalid(header, "unexpected text after the quoted value of \(String(Substring(name)))")
+    private static let semicolon = UInt8(ascii: ";")
+    private static let equals = UInt8(ascii: "=")
+    private static let quote = UInt8(ascii: "\"")
+    private static let backslash = UInt8(ascii: "\\")
+
+    /// Tokenizes `text`, calling `visit` with each parameter's name (raw bytes, any case) and unquoted value, and
+    /// returns the main value. Allocates nothing but the strings it hands out.
+    static func scan(
+        _ text: String, header: String, visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) throws -> Void
+    ) throws -> String {
+        var text = text
+        return try text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count, bytes[index] != semicolon { index += 1 }
+            let main = string(bytes, trimming: 0..<index)
+            while index < bytes.count {  // at a `;`
+                index = skipSpaces(bytes, from: index + 1)
+                if index == bytes.count { break }  // a trailing `;`
+                let nameStart = index
+                while index < bytes.count, bytes[index] != equals, bytes[index] != semicolon { index += 1 }
+                let name = trimmed(bytes, nameStart..<index)
+                guard index < bytes.count, bytes[index] == equals else {
+                    throw invalid(header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
                 }
-            } else {
-                let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-                value = String(Substring(trimmed(bytes[..<end])))
-                bytes = bytes[end...]
+                guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
+                index = skipSpaces(bytes, from: index + 1)
+                let value: String
+                if index < bytes.count, bytes[index] == quote {
+                    (value, index) = try quotedString(bytes, from: index, header: header)
+                    index = skipSpaces(bytes, from: index)
+                    guard index == bytes.count || bytes[index] == semicolon else {
+                        throw invalid(header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
+                    }
+                } else {
+                    let valueStart = index
+                    while index < bytes.count, bytes[index] != semicolon { index += 1 }
+                    value = string(bytes, trimming: valueStart..<index)
+                }
+                try visit(name, value)
             }
-            result.parameters.append(Parameter(name: String(Substring(name)).lowercased(), value: value))
+            return main
         }
-        return result
     }
 
-    /// Reads a quoted string, `bytes` at its opening quote, and leaves `bytes` after its closing quote.
-    private static func quotedString(_ bytes: inout Substring.UTF8View, header: String) throws -> String {
+    /// Whether `name` equals `lowercaseName` in any case.
+    static func name(_ name: UnsafeBufferPointer<UInt8>, is lowercaseName: StaticString) -> Bool {
+        guard name.count == lowercaseName.utf8CodeUnitCount else { return false }
+        let expected = lowercaseName.utf8Start
+        for index in 0..<name.count where asciiLowercased(name[index]) != expected[index] { return false }
+        return true
+    }
+
+    static func lowercased(_ name: UnsafeBufferPointer<UInt8>) -> String {
+        guard name.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+            return String(decoding: name, as: UTF8.self)
+        }
+        return String(decoding: name.map(asciiLowercased), as: UTF8.self)
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+    }
+
+    /// Reads a quoted string whose opening quote is at `start`; returns it and the index after its closing quote.
+    private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, header: String) throws
+        -> (String, Int)
+    {
+        var index = start + 1
+        // The usual quoted string has no backslash: one copy straight into the String.
+        while index < bytes.count, bytes[index] != quote, bytes[index] != backslash { index += 1 }
+        if index < bytes.count, bytes[index] == quote {
+            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<index]), as: UTF8.self), index + 1)
+        }
+        var runStart = start + 1
         var result: [UInt8] = []
-        var index = bytes.index(after: bytes.startIndex)
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                bytes = bytes[bytes.index(after: index)...]
-                return String(decoding: result, as: UTF8.self)
-            case UInt8(ascii: "\\"):
-                let next = bytes.index(after: index)
-                if next < bytes.endIndex, bytes[next] == UInt8(ascii: "\"") || bytes[next] == UInt8(ascii: "\\") {
-                    result.append(bytes[next])
-                    index = bytes.index(after: next)
-                    continue
-                }
-                result.append(byte)
+        while index < bytes.count {
+            switch bytes[index] {
+            case quote:
+                result += bytes[runStart..<index]
+                return (String(decoding: result, as: UTF8.self), index + 1)
+            case backslash where index + 1 < bytes.count && (bytes[index + 1] == quote || bytes[index + 1] == backslash):
+                result += bytes[runStart..<index]
+                result.append(bytes[index + 1])
+                index += 2
+                runStart = index
             default:
-                result.append(byte)
+                index += 1
             }
-            index = bytes.index(after: index)
         }
         throw invalid(header, "a quoted string is not terminated")
     }
 
-    private static func trimmed(_ bytes: Substring.UTF8View, trailing: Bool = true) -> Substring.UTF8View {
-        var bytes = bytes
-        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
-        while trailing, let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
-            bytes.removeLast()
-        }
-        return bytes
+    private static func skipSpaces(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+        return index
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[lower..<upper])
+    }
+
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, trimming range: Range<Int>) -> String {
+        String(decoding: trimmed(bytes, range), as: UTF8.self)
     }
 
     private static func invalid(_ header: String, _ message: String) -> MultipartError {

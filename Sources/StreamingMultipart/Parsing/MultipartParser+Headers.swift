@@ -7,42 +7,33 @@ import Darwin
 #endif
 
 extension MultipartParser {
-    /// `.headers`: waits for a whole header block (lines up to an empty line), then parses it.
+    /// `.headers`: parses header lines as they complete, and the part's head at the empty line that ends them.
     ///
-    /// Lines are checked as they complete, so a body of endless headers stops at the first limit it reaches.
+    /// Each line is checked as soon as it is whole, so a body of endless headers stops at the first limit it
+    /// reaches and a line that is no header is reported at once.
     ///
-    /// - Parameters:
-    ///   - scanned: how many bytes at the buffer's start are already known to be whole, non-empty lines, so that
-    ///     input arriving a byte at a time is scanned once, not once per byte.
-    ///   - fields: how many of those lines start a header.
-    mutating func readHeaders(scannedTo scanned: Int, fields: Int) throws -> MultipartPartHead? {
+    /// - Parameter scanned: how many bytes at the buffer's start are whole lines already parsed into
+    ///   `pendingFields`, so that input arriving a byte at a time is scanned once, not once per byte.
+    mutating func readHeaders(scannedTo scanned: Int) throws -> MultipartPartHead? {
         let start = buffer.startIndex
         var lineStart = start + scanned
-        var fields = fields
         while true {
             guard let newline = indexOfLineFeed(from: lineStart) else {
                 try checkHeaderSize(buffer.endIndex - start)
-                state = .headers(scanned: lineStart - start, fields: fields)
+                state = .headers(scanned: lineStart - start)
                 return nil
             }
             try checkHeaderSize(newline + 1 - start)
             let contentEnd = try lineContentEnd(lineStart: lineStart, newline: newline)
             if contentEnd == lineStart {
-                let head = try parseHeaderBlock(buffer[start..<lineStart])
+                var fields: [MultipartHeaders.Field] = []
+                swap(&fields, &pendingFields)
+                let head = try makeHead(fields)
                 consume(newline + 1 - start)
                 state = .body
                 return head
             }
-            // Fail on a line that cannot be a header as soon as it is whole, not when the block ends: a part
-            // whose empty line is missing is reported as a bad header, not as a truncated body.
-            let line = buffer[lineStart..<contentEnd]
-            if line.first != UInt8(ascii: " "), line.first != UInt8(ascii: "\t") {
-                guard line.contains(UInt8(ascii: ":")) else {
-                    throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: bodyOffset(lineStart))
-                }
-                fields += 1
-                try checkHeaderCount(fields, offset: bodyOffset(lineStart))
-            }
+            try parseHeaderLine(buffer[lineStart..<contentEnd])
             lineStart = newline + 1
         }
     }
@@ -86,49 +77,52 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
-    /// Parses the lines of a header block (without its final empty line) and checks `Content-Disposition`.
-    private mutating func parseHeaderBlock(_ block: ArraySlice<UInt8>) throws -> MultipartPartHead {
-        var fields: [MultipartHeaders.Field] = []
-        var lineStart = block.startIndex
-        while lineStart < block.endIndex {
-            let newline = block[lineStart...].firstIndex(of: 0x0A)!
-            let contentEnd = newline > lineStart && block[newline - 1] == 0x0D ? newline - 1 : newline
-            try parseHeaderLine(block[lineStart..<contentEnd], into: &fields)
-            lineStart = newline + 1
-        }
-        var headers = MultipartHeaders(fields)
-        let disposition = try checkedDisposition(&headers)
-        try checkSingle(.contentType, in: &headers)
+    /// The part's head from its header fields: repeats resolved, `Content-Disposition` parsed and checked.
+    private mutating func makeHead(_ fields: [MultipartHeaders.Field]) throws -> MultipartPartHead {
+        var fields = fields
+        try resolveRepeats(in: &fields)
+        let headers = MultipartHeaders(fields)
+        let disposition = try checkedDisposition(headers)
         let head = MultipartPartHead(index: partCount - 1, headers: headers, disposition: disposition)
         partIsFile = head.isFile
         return head
     }
 
-    private mutating func parseHeaderLine(_ line: ArraySlice<UInt8>, into fields: inout [MultipartHeaders.Field]) throws {
+    /// Parses one whole header line into `pendingFields`.
+    private mutating func parseHeaderLine(_ line: ArraySlice<UInt8>) throws {
         let offset = bodyOffset(line.startIndex)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
-        if line.contains(0x0D) { throw headerError("a header line holds a bare CR", offset: offset) }
+        let (colon, hasCR) = line.withUnsafeBufferPointer { bytes -> (Int?, Bool) in
+            var colon: Int?
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte == 0x0D { return (nil, true) }
+                if byte == UInt8(ascii: ":"), colon == nil { colon = line.startIndex + index }
+            }
+            return (colon, false)
+        }
+        if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
         if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
-            guard !fields.isEmpty else { throw headerError("the first header line is a continuation", offset: offset) }
+            guard !pendingFields.isEmpty else { throw headerError("the first header line is a continuation", offset: offset) }
             quirks.insert(.headerFolding)
-            fields[fields.count - 1].value += " " + String(decoding: Self.trimmed(line), as: UTF8.self)
+            pendingFields[pendingFields.count - 1].value += " " + String(decoding: Self.trimmed(line), as: UTF8.self)
             return
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+        guard let colon else {
             throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: offset)
         }
         let name = line[..<colon]
         guard !name.isEmpty, name.allSatisfy(MultipartHeaders.isTokenCharacter) else {
             throw headerError("the header name \(Self.quoted(name)) is not an RFC 9110 token", offset: offset)
         }
+        try checkHeaderCount(pendingFields.count + 1, offset: offset)
         let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
-        fields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))
+        pendingFields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))
     }
 
-    /// The part's single `Content-Disposition: form-data` with a `name`, parsed.
-    private mutating func checkedDisposition(_ headers: inout MultipartHeaders) throws -> ContentDisposition {
-        try checkSingle(.contentDisposition, in: &headers)
+    /// The part's `Content-Disposition: form-data` with a `name`, parsed.
+    private mutating func checkedDisposition(_ headers: MultipartHeaders) throws -> ContentDisposition {
         guard let value = headers[.contentDisposition] else {
             throw MultipartError(
                 code: .missingContentDisposition,
@@ -160,17 +154,33 @@ extension MultipartParser {
         return disposition
     }
 
-    /// Strict mode refuses a second `name` header; lenient mode keeps the last one.
-    private mutating func checkSingle(_ name: MultipartHeaders.Name, in headers: inout MultipartHeaders) throws {
-        let values = headers.values(for: name)
-        guard values.count > 1 else { return }
+    /// `Content-Disposition` and `Content-Type` may appear once: strict mode refuses a repeat, lenient mode keeps
+    /// the last of each. One pass, no allocation in the usual case.
+    private mutating func resolveRepeats(in fields: inout [MultipartHeaders.Field]) throws {
+        var lastDisposition: Int?
+        var lastType: Int?
+        var repeated: MultipartHeaders.Name?
+        for index in fields.indices {
+            let name = fields[index].name
+            if name == .contentDisposition {
+                if lastDisposition != nil { repeated = .contentDisposition }
+                lastDisposition = index
+            } else if name == .contentType {
+                if lastType != nil { repeated = .contentType }
+                lastType = index
+            }
+        }
+        guard let repeated else { return }
         guard mode == .lenient else {
             throw MultipartError(
-                code: .duplicateHeader, message: "part \(partCount - 1) has \(values.count) \(name) headers",
+                code: .duplicateHeader, message: "part \(partCount - 1) has more than one \(repeated) header",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         quirks.insert(.duplicateHeaders)
-        headers[name] = values.last
+        fields = fields.enumerated().filter { index, field in
+            !(field.name == .contentDisposition && index != lastDisposition)
+                && !(field.name == .contentType && index != lastType)
+        }.map(\.element)
     }
 
     private func headerError(_ message: String, offset: Int64) -> MultipartError {
@@ -180,13 +190,16 @@ extension MultipartParser {
 
     /// Browsers' spellings of the common names share one string; other names are copied.
     private static func headerName(_ bytes: ArraySlice<UInt8>) -> MultipartHeaders.Name {
-        if bytes.elementsEqual(contentDispositionBytes) { return .contentDisposition }
-        if bytes.elementsEqual(contentTypeBytes) { return .contentType }
-        return MultipartHeaders.Name(String(decoding: bytes, as: UTF8.self))
+        bytes.withUnsafeBytes { name in
+            if Self.equal(name, "Content-Disposition") { return .contentDisposition }
+            if Self.equal(name, "Content-Type") { return .contentType }
+            return MultipartHeaders.Name(String(decoding: name, as: UTF8.self))
+        }
     }
 
-    private static let contentDispositionBytes = Array("Content-Disposition".utf8)
-    private static let contentTypeBytes = Array("Content-Type".utf8)
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
+    }
 
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var bytes = bytes

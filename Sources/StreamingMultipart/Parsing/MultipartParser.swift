@@ -53,6 +53,8 @@ public struct MultipartParser: Sendable {
     /// The current part: its body bytes so far, and whether it is a file (for the field or file limit).
     var partBytes: Int64 = 0
     var partIsFile = false
+    /// The header fields of the part whose header block is arriving, parsed line by line.
+    var pendingFields: [MultipartHeaders.Field] = []
     /// `--boundary`, and the scanner for the delimiter that precedes it inside the body.
     let dashBoundary: [UInt8]
     let scanner: BoundaryScanner
@@ -61,9 +63,9 @@ public struct MultipartParser: Sendable {
     enum State: Sendable {
         /// Skipping bytes before the first `--boundary`. Next: `.headers` (a part) or `.closed` (an empty body).
         case preamble
-        /// Collecting a part's header block; its first `scanned` bytes are whole lines, none of them empty, of
-        /// which `fields` start a header (the rest continue one). Next: `.body`, emitting `.partHeaders`.
-        case headers(scanned: Int, fields: Int)
+        /// Collecting a part's header block; its first `scanned` bytes are whole lines, none of them empty, already
+        /// parsed into `pendingFields`. Next: `.body`, emitting `.partHeaders`.
+        case headers(scanned: Int)
         /// Emitting a part's body. Next: `.delimiter` once the delimiter that ends it is at the buffer's start.
         case body
         /// The buffer begins with a delimiter of `length` bytes that ends the part and either starts the next
@@ -196,8 +198,8 @@ public struct MultipartParser: Sendable {
                 throw error
             case .preamble:
                 guard try skipPreamble() else { return nil }
-            case .headers(let scanned, let fields):
-                guard let head = try readHeaders(scannedTo: scanned, fields: fields) else { return nil }
+            case .headers(let scanned):
+                guard let head = try readHeaders(scannedTo: scanned) else { return nil }
                 return .partHeaders(head)
             case .body:
                 switch try readBody() {
@@ -260,6 +262,7 @@ public struct MultipartParser: Sendable {
         partCount += 1
         partBytes = 0
         partIsFile = false
-        state = .headers(scanned: 0, fields: 0)
+        pendingFields = []
+        state = .headers(scanned: 0)
     }
 }
