@@ -9,13 +9,16 @@ extension MultipartParser {
         case notDelimiter
         /// The buffer ends before the bytes that decide.
         case needInput
+        /// A malformed delimiter; thrown once the body bytes before it have been emitted, so that every chunking
+        /// of the input yields the same events before the error.
+        case invalid(MultipartError)
     }
 
     /// The most transport padding (spaces and tabs) accepted after a boundary.
     static let maxTransportPadding = 64
 
     /// Reads what follows a `--boundary` that ends at buffer index `end`; `start` is where the delimiter began.
-    func classifyDelimiter(from start: Int, boundaryEnd end: Int) throws -> DelimiterKind {
+    func classifyDelimiter(from start: Int, boundaryEnd end: Int) -> DelimiterKind {
         var index = end
         guard index < buffer.endIndex else { return .needInput }
         if buffer[index] == UInt8(ascii: "-") {
@@ -25,10 +28,11 @@ extension MultipartParser {
         while index < buffer.endIndex, buffer[index] == UInt8(ascii: " ") || buffer[index] == UInt8(ascii: "\t") {
             index += 1
             guard index - end <= Self.maxTransportPadding else {
-                throw MultipartError(
-                    code: .invalidDelimiter,
-                    message: "more than \(Self.maxTransportPadding) bytes of transport padding after a boundary",
-                    offset: bodyOffset(index))
+                return .invalid(
+                    MultipartError(
+                        code: .invalidDelimiter,
+                        message: "more than \(Self.maxTransportPadding) bytes of transport padding after a boundary",
+                        offset: bodyOffset(index)))
             }
         }
         guard index < buffer.endIndex else { return .needInput }
@@ -39,10 +43,11 @@ extension MultipartParser {
             return .part(length: index + 2 - start)
         case 0x0A:
             guard mode == .lenient else {
-                throw MultipartError(
-                    code: .invalidDelimiter,
-                    message: "a boundary line ends in a bare LF; strict mode requires CRLF (use lenient mode)",
-                    offset: bodyOffset(index))
+                return .invalid(
+                    MultipartError(
+                        code: .invalidDelimiter,
+                        message: "a boundary line ends in a bare LF; strict mode requires CRLF (use lenient mode)",
+                        offset: bodyOffset(index)))
             }
             return .part(length: index + 1 - start)
         default:
@@ -53,7 +58,7 @@ extension MultipartParser {
     /// Finds the first delimiter at or after buffer index `from`: where it starts (its CR, or its LF in lenient
     /// mode when no CR precedes it) and what follows it. Returns nil, with the index from which bytes must be
     /// kept, when the buffer holds no whole delimiter.
-    mutating func findDelimiter(from: Int) throws -> (start: Int, kind: DelimiterKind)? {
+    mutating func findDelimiter(from: Int) -> (start: Int, kind: DelimiterKind)? {
         var searchFrom = from
         while true {
             let found = buffer.withUnsafeBytes { scanner.firstMatch(in: $0, from: searchFrom - buffer.startIndex) }
@@ -61,7 +66,7 @@ extension MultipartParser {
             let match = buffer.startIndex + relative
             var start = match
             if mode == .lenient, match > buffer.startIndex, buffer[match - 1] == 0x0D { start = match - 1 }
-            let kind = try classifyDelimiter(from: start, boundaryEnd: match + scanner.pattern.count)
+            let kind = classifyDelimiter(from: start, boundaryEnd: match + scanner.pattern.count)
             if case .notDelimiter = kind {
                 searchFrom = match + 1
                 continue
@@ -97,15 +102,15 @@ extension MultipartParser {
         // A body that starts with `--boundary` has an empty preamble and no line break before it.
         if bufferOffset == 0, buffer.starts(with: dashBoundary.prefix(min(buffer.count, dashBoundary.count))) {
             guard buffer.count >= dashBoundary.count else { return false }  // the rest of `--boundary` may follow
-            let kind = try classifyDelimiter(
-                from: buffer.startIndex, boundaryEnd: buffer.startIndex + dashBoundary.count)
+            let kind = classifyDelimiter(from: buffer.startIndex, boundaryEnd: buffer.startIndex + dashBoundary.count)
             switch kind {
             case .needInput: return false
             case .notDelimiter: break
+            case .invalid(let error): throw error
             case .part, .close: return try enterFirstDelimiter(kind)
             }
         }
-        guard let (start, kind) = try findDelimiter(from: buffer.startIndex) else {
+        guard let (start, kind) = findDelimiter(from: buffer.startIndex) else {
             consume(keepFrom(searchStart: buffer.startIndex) - buffer.startIndex)  // skip the preamble in blocks
             return false
         }
@@ -113,6 +118,7 @@ extension MultipartParser {
             consume(start - buffer.startIndex)
             return false
         }
+        if case .invalid(let error) = kind { throw error }
         let preambleLength = bodyOffset(start)
         quirks.insert(preambleLength == 0 ? .leadingLineBreak : .preamble)
         consume(start - buffer.startIndex)
@@ -131,7 +137,7 @@ extension MultipartParser {
             closed = true
             state = .closed
             return true
-        case .notDelimiter, .needInput:
+        case .notDelimiter, .needInput, .invalid:
             return false
         }
     }
@@ -143,16 +149,22 @@ extension MultipartParser {
     }
 
     /// `.body`: emits bytes up to the next delimiter, or up to what may begin one.
+    ///
+    /// Errors in the body (a malformed delimiter, a part over its limit) are thrown only after every body byte
+    /// before them has been emitted, so the events before an error do not depend on how the input was chunked.
     mutating func readBody() throws -> BodyStep {
         let start = buffer.startIndex
-        let end: Int
-        if let (delimiterStart, kind) = try findDelimiter(from: start) {
+        var end: Int
+        var pendingError: MultipartError?
+        if let (delimiterStart, kind) = findDelimiter(from: start) {
             switch kind {
             case .part(let length):
                 state = .delimiter(length: length, closes: false)
             case .close(let length):
                 closed = true
                 state = .delimiter(length: length, closes: true)
+            case .invalid(let error):
+                pendingError = error
             case .notDelimiter, .needInput:
                 break
             }
@@ -160,27 +172,30 @@ extension MultipartParser {
         } else {
             end = keepFrom(searchStart: start)
         }
-        guard end > start else {
-            if case .delimiter = state { return .delimiterAhead }
-            return .needInput
+        if end > start {
+            let limit = partIsFile ? limits.maxFileBytes : limits.maxFieldBytes
+            if partBytes == limit { throw limitError(limit) }
+            if partBytes + Int64(end - start) > limit {
+                end = start + Int(limit - partBytes)  // up to the limit now; the error on the next call
+                if case .delimiter = state { state = .body }
+                if closed { closed = false }
+            }
+            partBytes += Int64(end - start)
+            let bytes = buffer[start..<end]
+            consume(end - start)
+            return .bytes(bytes)
         }
-        try countBodyBytes(end - start)
-        let bytes = buffer[start..<end]
-        consume(end - start)
-        return .bytes(bytes)
+        if let pendingError { throw pendingError }
+        if case .delimiter = state { return .delimiterAhead }
+        return .needInput
     }
 
-    /// Adds `count` to the part's size and checks the field or file limit.
-    private mutating func countBodyBytes(_ count: Int) throws {
-        partBytes += Int64(count)
-        let limit = partIsFile ? limits.maxFileBytes : limits.maxFieldBytes
-        guard partBytes <= limit else {
-            throw MultipartError(
-                code: .limitExceeded,
-                message: "part \(partCount - 1) is larger than \(partIsFile ? "maxFileBytes" : "maxFieldBytes") "
-                    + "(\(limit) bytes)",
-                offset: bufferOffset + Int64(count) - (partBytes - limit), partIndex: partCount - 1)
-        }
+    private func limitError(_ limit: Int64) -> MultipartError {
+        MultipartError(
+            code: .limitExceeded,
+            message: "part \(partCount - 1) is larger than \(partIsFile ? "maxFileBytes" : "maxFieldBytes") "
+                + "(\(limit) bytes)",
+            offset: bufferOffset, partIndex: partCount - 1)
     }
 
     /// `.afterClose`: transport padding, then a line break or the end of the input.

@@ -69,8 +69,10 @@ public struct MultipartParser: Sendable {
         /// Emitting a part's body. Next: `.delimiter` once the delimiter that ends it is at the buffer's start.
         case body
         /// The buffer begins with a delimiter of `length` bytes that ends the part and either starts the next
-        /// (`closes == false`) or closes the body. Emits `.partEnd`. Next: `.headers` or `.closed`.
+        /// (`closes == false`) or closes the body. Emits `.partEnd`. Next: `.nextPart` or `.closed`.
         case delimiter(length: Int, closes: Bool)
+        /// Between a part's end and the next part's headers: checks ``Limits/maxParts``. Next: `.headers`.
+        case nextPart
         /// The close delimiter was consumed. Emits `.end`. Next: `.afterClose`.
         case closed
         /// Reading the transport padding and line break after `--boundary--`. Next: `.epilogue`.
@@ -156,7 +158,7 @@ public struct MultipartParser: Sendable {
                     code: .boundaryNotFound,
                     message: "the body never contains the boundary \(String(reflecting: boundary.value))",
                     offset: bufferOffset + Int64(buffer.count)))
-        case .headers where buffer.isEmpty, .delimiter(_, closes: false):
+        case .headers where buffer.isEmpty, .delimiter(_, closes: false), .nextPart:
             throw fail(
                 MultipartError(
                     code: .missingCloseDelimiter,
@@ -209,12 +211,10 @@ public struct MultipartParser: Sendable {
                 }
             case .delimiter(let length, let closes):
                 consume(length)
-                if closes {
-                    state = .closed
-                } else {
-                    try beginPart()
-                }
+                state = closes ? .closed : .nextPart
                 return .partEnd
+            case .nextPart:
+                try beginPart()
             case .closed:
                 state = .afterClose
                 return .end

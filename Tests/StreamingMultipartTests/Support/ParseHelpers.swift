@@ -12,7 +12,8 @@ struct ParsedPart: Equatable {
 /// What parsing a whole body gave: the parts and quirks, or the error.
 enum ParseOutcome: Equatable {
     case parsed([ParsedPart], MultipartParser.Quirks)
-    case failed(MultipartError.Code, offset: Int64?)
+    /// The error, and what was emitted before it (which must not depend on the chunking either).
+    case failed(MultipartError.Code, offset: Int64?, partsSoFar: [ParsedPart] = [])
 
     var parts: [ParsedPart]? {
         if case .parsed(let parts, _) = self { return parts }
@@ -20,7 +21,7 @@ enum ParseOutcome: Equatable {
     }
 
     var error: MultipartError.Code? {
-        if case .failed(let code, _) = self { return code }
+        if case .failed(let code, _, _) = self { return code }
         return nil
     }
 }
@@ -63,7 +64,7 @@ func parse(
         #expect(ended, "finish() succeeded without an end event")
         return .parsed(parts, parser.quirks)
     } catch let error as MultipartError {
-        return .failed(error.code, offset: error.offset)
+        return .failed(error.code, offset: error.offset, partsSoFar: parts)
     } catch {
         Issue.record("unexpected error type: \(error)")
         return .failed(.invalidState, offset: nil)

@@ -1,0 +1,79 @@
+// libFuzzer entry point over the parser and the header tokenizers. Built by Fuzz/run.sh, not by SwiftPM.
+//
+// Input: a first line that is the Content-Type value (fuzzing MultipartBoundary(contentType:) and the parameter
+// tokenizer), then a byte that picks the mode and the chunk size, then the body.
+// Checks, beyond "no crash, no hang, no leak": events come in a valid order, body bytes never exceed the input,
+// and the same body parsed whole and in small chunks gives the same outcome.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    let newline = input.firstIndex(of: 0x0A) ?? input.endIndex
+    let contentType = String(decoding: input[..<newline], as: UTF8.self)
+    _ = try? ContentDisposition(parsing: contentType)
+    _ = try? ContentType(parsing: contentType)
+    guard let boundary = try? MultipartBoundary(contentType: contentType), newline + 1 < input.count else { return 0 }
+    let control = input[newline + 1]
+    let body = Array(input[(newline + 2)...])
+    let mode: MultipartParser.Mode = control & 1 == 0 ? .strict : .lenient
+    let chunkSize = [1, 2, 3, 7, 16, 64, 1000, 1 << 20][Int(control >> 1) & 7]
+    var limits = MultipartParser.Limits.default
+    limits.maxHeaderBytesPerPart = 512
+    limits.maxParts = 64
+    limits.maxFieldBytes = 4096
+    let whole = outcome(body, boundary, mode, limits, chunkSize: body.count + 1)
+    let chunked = outcome(body, boundary, mode, limits, chunkSize: chunkSize)
+    precondition(whole == chunked, "whole and chunked parses differ: \(whole) vs \(chunked)")
+    return 0
+}
+
+/// What one parse found: per part its index, name and filename lengths and body size; whether `.end` came; the
+/// error code, if any.
+struct Outcome: Equatable {
+    var parts: [[Int]] = []
+    var ended = false
+    var error: String?
+}
+
+func outcome(
+    _ body: [UInt8], _ boundary: MultipartBoundary, _ mode: MultipartParser.Mode, _ limits: MultipartParser.Limits,
+    chunkSize: Int
+) -> Outcome {
+    var parser = MultipartParser(boundary: boundary, limits: limits, mode: mode)
+    var result = Outcome()
+    var inPart = false
+    var total = 0
+    do {
+        var offset = 0
+        repeat {
+            let end = min(offset + chunkSize, body.count)
+            try parser.append(body[offset..<end])
+            offset = end
+            while let event = try parser.next() {
+                switch event {
+                case .partHeaders(let head):
+                    precondition(!inPart && !result.ended, "partHeaders inside a part or after the end")
+                    inPart = true
+                    result.parts.append([head.index, head.name.utf8.count, head.filename?.utf8.count ?? -1, 0])
+                case .bodyBytes(let bytes):
+                    precondition(inPart && !bytes.isEmpty, "bodyBytes outside a part, or empty")
+                    total += bytes.count
+                    result.parts[result.parts.count - 1][3] += bytes.count
+                case .partEnd:
+                    precondition(inPart, "partEnd outside a part")
+                    inPart = false
+                case .end:
+                    precondition(!inPart && !result.ended, "end inside a part or twice")
+                    result.ended = true
+                }
+            }
+        } while offset < body.count
+        try parser.finish()
+    } catch let error as MultipartError {
+        result.error = error.code.name
+    } catch {
+        preconditionFailure("unexpected error \(error)")
+    }
+    precondition(total <= body.count, "more body bytes than input")
+    return result
+}

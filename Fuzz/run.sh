@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target over the parser and the header tokenizers, and runs it.
+#   Fuzz/run.sh [SECONDS] [extra libFuzzer flags]     default: 600 seconds
+# The seed corpus is Fixtures/fuzz-corpus (read only); new inputs go to a scratch corpus under $FUZZ_WORK
+# (default /tmp/streaming-multipart-fuzz). A crash leaves crash-* files there and a non-zero exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-600}
+shift || true
+work=${FUZZ_WORK:-/tmp/streaming-multipart-fuzz}
+mkdir -p "$work/corpus"
+swiftc ${FUZZ_OPT:--O} -g -sanitize=fuzzer,address -parse-as-library -module-name StreamingMultipart \
+  -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
+  -I Sources/CZlib -lz \
+  $(find Sources/StreamingMultipart -name '*.swift') Fuzz/FuzzParser.swift \
+  -o "$work/fuzz-parser"
+cd "$work"
+./fuzz-parser -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$@" \
+  corpus "$OLDPWD/Fixtures/fuzz-corpus"
