@@ -37,6 +37,26 @@ let package = Package(
             path: "Benchmarks/MultipartKitBuildBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ParseBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ParseBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "MultipartKitParseBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/MultipartKitParseBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

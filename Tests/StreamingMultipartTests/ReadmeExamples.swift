@@ -62,6 +62,47 @@ func copyBody(_ body: MultipartBody, to output: FileHandle) throws -> Int64 {
     }
 }
 
+func fieldNames(in body: [UInt8], contentType: String) throws -> [String] {
+    var parser = try MultipartParser(contentType: contentType)  // strict mode, safe default limits
+    var names: [String] = []
+    for start in stride(from: 0, to: body.count, by: 64 * 1024) {
+        try parser.append(body[start..<min(start + 64 * 1024, body.count)])
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders(let head): names.append(head.name)  // head.filename, head.contentType, head.headers
+            case .bodyBytes, .partEnd, .end: break
+            }
+        }
+    }
+    try parser.finish()  // throws if the close delimiter never came
+    return names
+}
+
+func receive<Body: AsyncSequence>(_ body: Body, contentType: String, saveFilesIn folder: URL) async throws
+    -> [String: String] where Body.Element: MultipartChunk
+{
+    var fields: [String: String] = [:]
+    for try await part in try body.multipartParts(contentType: contentType) {
+        if part.head.isFile {
+            let url = folder.appendingPathComponent(UUID().uuidString)
+            FileManager.default.createFile(atPath: url.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            for try await bytes in part.body { try handle.write(contentsOf: Data(bytes)) }
+        } else {
+            fields[part.head.name] = String(decoding: try await part.body.collect(upTo: 64 * 1024), as: UTF8.self)
+        }
+    }
+    return fields
+}
+
+func uploadParser(contentType: String) throws -> MultipartParser {
+    var limits = MultipartParser.Limits.default
+    limits.maxParts = 20
+    limits.maxFileBytes = 2 << 30
+    return try MultipartParser(contentType: contentType, limits: limits, mode: .lenient)
+}
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -88,4 +88,27 @@ import FoundationNetworking
         #expect(count == body.contentLength)
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == (try body.bytes()))
     }
+
+    @Test func parserExamplesFindTheParts() async throws {
+        let body = try exampleBody()
+        let bytes = try body.bytes()
+        let names = ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"]
+        #expect(try fieldNames(in: bytes, contentType: body.contentType) == names)
+
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let chunks = AsyncStream { continuation in
+            for start in stride(from: 0, to: bytes.count, by: 1000) {
+                continuation.yield(Array(bytes[start..<min(start + 1000, bytes.count)]))
+            }
+            continuation.finish()
+        }
+        let fields = try await receive(chunks, contentType: body.contentType, saveFilesIn: folder.url)
+        #expect(fields == ["caption": "Sunset over the bay", "album[id]": "42", "album[tags][]": "sunset"])
+        let saved = try folder.contents().map { try Data(contentsOf: folder.url.appendingPathComponent($0)) }
+        #expect(Set(saved) == [try Data(contentsOf: Repository.input("blob.bin")), try Data(contentsOf: Repository.input("notes.txt"))])
+
+        let parser = try uploadParser(contentType: body.contentType)
+        #expect(parser.limits.maxParts == 20 && parser.mode == .lenient)
+    }
 }

@@ -1,0 +1,46 @@
+import Benchmark
+import BenchmarkSupport
+import MultipartKit
+import NIOCore
+
+/// MultipartKit 4.7.1's parser on the same bodies, in 64 KiB ByteBuffer slices, counting parts and body bytes.
+@inline(never)
+func parse(_ body: ParseFixtures.Body, _ buffer: ByteBuffer) throws {
+    let parser = MultipartParser(boundary: ParseFixtures.boundary)
+    var parts = 0
+    var bytes = 0
+    parser.onBody = { bytes += $0.readableBytes }
+    parser.onPartComplete = { parts += 1 }
+    var offset = 0
+    while offset < buffer.readableBytes {
+        let length = min(65536, buffer.readableBytes - offset)
+        try parser.execute(buffer.getSlice(at: buffer.readerIndex + offset, length: length)!)
+        offset += length
+    }
+    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
+}
+
+let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
+let partsPerSecond = BenchmarkMetric.custom("k parts/s", polarity: .prefersLarger, useScalingFactor: false)
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, megabytesPerSecond, partsPerSecond], timeUnits: .milliseconds, warmupIterations: 1,
+        maxDuration: .seconds(20), maxIterations: 10)
+    let bodies: [(String, ParseFixtures.Body)] = [
+        ("F1 one 256 MiB part", ParseFixtures.oneLargePart()),
+        ("F2 100,000 fields", ParseFixtures.manyFields()),
+        ("F3 1,000 files of 64 KiB", ParseFixtures.manyFiles()),
+        ("F4 64 MiB of delimiter near-misses", ParseFixtures.nearMisses()),
+    ]
+    for (name, body) in bodies {
+        let buffer = ByteBuffer(bytes: body.bytes)
+        Benchmark("MultipartKit 4.7.1 parse: \(name)", configuration: configuration) { benchmark in
+            let start = Payload.now()
+            try parse(body, buffer)
+            let nanoseconds = Payload.now() - start
+            benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: body.bytes.count, nanoseconds: nanoseconds))
+            benchmark.measurement(partsPerSecond, Int(Double(body.parts) / (Double(nanoseconds) / 1e9) / 1e3))
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Benchmark
+import BenchmarkSupport
+import StreamingMultipart
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Parses `body` as a server would, in 64 KiB chunks (slices, no copies), and checks the counts.
+@inline(never)
+func parse(_ body: ParseFixtures.Body) throws {
+    var limits = MultipartParser.Limits.default
+    limits.maxParts = 1_000_000
+    var parser = MultipartParser(boundary: try MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"), limits: limits)
+    var parts = 0
+    var bytes = 0
+    var offset = 0
+    let input = body.bytes
+    repeat {
+        let end = min(offset + 65536, input.count)
+        try parser.append(input[offset..<end])
+        offset = end
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders: parts += 1
+            case .bodyBytes(let slice): bytes += slice.count
+            case .partEnd, .end: break
+            }
+        }
+    } while offset < input.count
+    try parser.finish()
+    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
+}
+
+let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
+let partsPerSecond = BenchmarkMetric.custom("k parts/s", polarity: .prefersLarger, useScalingFactor: false)
+
+/// Times `work` and records MB/s (and parts/s) of `body`.
+func measure(_ benchmark: Benchmark, _ body: ParseFixtures.Body, _ work: () throws -> Void) rethrows {
+    let start = Payload.now()
+    try work()
+    let nanoseconds = Payload.now() - start
+    benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: body.bytes.count, nanoseconds: nanoseconds))
+    benchmark.measurement(partsPerSecond, Int(Double(body.parts) / (Double(nanoseconds) / 1e9) / 1e3))
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, megabytesPerSecond, partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
+        maxDuration: .seconds(20), maxIterations: 30)
+
+    let bodies: [(String, ParseFixtures.Body)] = [
+        ("F1 one 256 MiB part", ParseFixtures.oneLargePart()),
+        ("F2 100,000 fields", ParseFixtures.manyFields()),
+        ("F3 1,000 files of 64 KiB", ParseFixtures.manyFiles()),
+        ("F4 64 MiB of delimiter near-misses", ParseFixtures.nearMisses()),
+    ]
+    for (name, body) in bodies {
+        Benchmark("Parse: \(name)", configuration: configuration) { benchmark in
+            try measure(benchmark, body) { try parse(body) }
+        }
+    }
+
+    // The ceilings on the same buffers: a memcpy of the whole body and a memchr count of its CR bytes.
+    for (name, body) in bodies where name.hasPrefix("F1") || name.hasPrefix("F4") {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: body.bytes.count, alignment: 64)
+        Benchmark("Baseline: memcpy, \(name)", configuration: configuration) { benchmark in
+            measure(benchmark, body) { body.bytes.withUnsafeBytes { copy.copyMemory(from: $0) } }
+        }
+        Benchmark("Baseline: memchr CR count, \(name)", configuration: configuration) { benchmark in
+            measure(benchmark, body) {
+                var count = 0
+                body.bytes.withUnsafeBytes { bytes in
+                    var position = 0
+                    while let hit = memchr(bytes.baseAddress! + position, 13, bytes.count - position) {
+                        count += 1
+                        position = bytes.baseAddress!.distance(to: UnsafeRawPointer(hit)) + 1
+                    }
+                }
+                blackHole(count)
+            }
+        }
+    }
+}
