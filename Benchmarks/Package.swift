@@ -16,7 +16,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
     ],
     targets: [
-        .target(name: "BenchmarkSupport", path: "Sources/BenchmarkSupport"),
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Sources/BenchmarkSupport"
+        ),
         .executableTarget(
             name: "BuildBenchmarks",
             dependencies: [

@@ -18,11 +18,10 @@ func pullForm(file: String) throws -> Int64 {
     return reader.bytesRead
 }
 
-let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
 
 let benchmarks: @Sendable () -> Void = {
     let throughput = Benchmark.Configuration(
-        metrics: [.wallClock, .peakMemoryResident, megabytesPerSecond], timeUnits: .milliseconds,
+        metrics: [.wallClock, .peakMemoryResident, Metrics.megabytesPerSecond], timeUnits: .milliseconds,
         warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 15)
     let memory = Benchmark.Configuration(
         metrics: [.peakMemoryResident, .wallClock], timeUnits: .milliseconds, warmupIterations: 0,
@@ -31,15 +30,11 @@ let benchmarks: @Sendable () -> Void = {
     let gibibyteFile = Payload.file(size: Payload.gibibyte)
 
     Benchmark("Build: 3 fields + 1 GiB file, 64 KiB reads", configuration: throughput) { benchmark in
-        let start = Payload.now()
-        let bytes = try pullForm(file: gibibyteFile)
-        benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: Int(bytes), nanoseconds: Payload.now() - start))
+        try Metrics.measure(benchmark) { Int(try pullForm(file: gibibyteFile)) }
     }
 
     Benchmark("Baseline: read() loop, 64 KiB, same 1 GiB file", configuration: throughput) { benchmark in
-        let start = Payload.now()
-        let bytes = Payload.readLoop(gibibyteFile)
-        benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: bytes, nanoseconds: Payload.now() - start))
+        Metrics.measure(benchmark) { Payload.readLoop(gibibyteFile) }
     }
 
     let smallFile = Payload.file(size: 4 << 20)

@@ -40,18 +40,15 @@ func serializeForm(file path: String) throws -> Int {
     return output.readableBytes
 }
 
-let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, .peakMemoryResident, megabytesPerSecond], timeUnits: .milliseconds,
+        metrics: [.wallClock, .peakMemoryResident, Metrics.megabytesPerSecond], timeUnits: .milliseconds,
         warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 8)
     let file = Payload.file(size: Payload.gibibyte)
 
     Benchmark("MultipartKit 4.7.1 serializer: 3 fields + 1 GiB file (in memory)", configuration: configuration) {
         benchmark in
-        let start = Payload.now()
-        let bytes = try serializeForm(file: file)
-        benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: bytes, nanoseconds: Payload.now() - start))
+        try Metrics.measure(benchmark) { try serializeForm(file: file) }
     }
 }

@@ -20,12 +20,9 @@ func parse(_ body: ParseFixtures.Body, _ buffer: ByteBuffer) throws {
     precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
 }
 
-let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
-let partsPerSecond = BenchmarkMetric.custom("k parts/s", polarity: .prefersLarger, useScalingFactor: false)
-
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, megabytesPerSecond, partsPerSecond], timeUnits: .milliseconds, warmupIterations: 1,
+        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 1,
         maxDuration: .seconds(20), maxIterations: 10)
     let bodies: [(String, ParseFixtures.Body)] = [
         ("F1 one 256 MiB part", ParseFixtures.oneLargePart()),
@@ -36,11 +33,7 @@ let benchmarks: @Sendable () -> Void = {
     for (name, body) in bodies {
         let buffer = ByteBuffer(bytes: body.bytes)
         Benchmark("MultipartKit 4.7.1 parse: \(name)", configuration: configuration) { benchmark in
-            let start = Payload.now()
-            try parse(body, buffer)
-            let nanoseconds = Payload.now() - start
-            benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: body.bytes.count, nanoseconds: nanoseconds))
-            benchmark.measurement(partsPerSecond, Int(Double(body.parts) / (Double(nanoseconds) / 1e9) / 1e3))
+            try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parse(body, buffer) }
         }
     }
 }

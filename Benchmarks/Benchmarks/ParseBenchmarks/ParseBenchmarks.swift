@@ -34,21 +34,9 @@ func parse(_ body: ParseFixtures.Body) throws {
     precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
 }
 
-let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
-let partsPerSecond = BenchmarkMetric.custom("k parts/s", polarity: .prefersLarger, useScalingFactor: false)
-
-/// Times `work` and records MB/s (and parts/s) of `body`.
-func measure(_ benchmark: Benchmark, _ body: ParseFixtures.Body, _ work: () throws -> Void) rethrows {
-    let start = Payload.now()
-    try work()
-    let nanoseconds = Payload.now() - start
-    benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: body.bytes.count, nanoseconds: nanoseconds))
-    benchmark.measurement(partsPerSecond, Int(Double(body.parts) / (Double(nanoseconds) / 1e9) / 1e3))
-}
-
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, megabytesPerSecond, partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
+        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
         maxDuration: .seconds(20), maxIterations: 30)
 
     let bodies: [(String, ParseFixtures.Body)] = [
@@ -59,7 +47,7 @@ let benchmarks: @Sendable () -> Void = {
     ]
     for (name, body) in bodies {
         Benchmark("Parse: \(name)", configuration: configuration) { benchmark in
-            try measure(benchmark, body) { try parse(body) }
+            try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parse(body) }
         }
     }
 
@@ -67,10 +55,10 @@ let benchmarks: @Sendable () -> Void = {
     for (name, body) in bodies where name.hasPrefix("F1") || name.hasPrefix("F4") {
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: body.bytes.count, alignment: 64)
         Benchmark("Baseline: memcpy, \(name)", configuration: configuration) { benchmark in
-            measure(benchmark, body) { body.bytes.withUnsafeBytes { copy.copyMemory(from: $0) } }
+            Metrics.measure(benchmark, bytes: body.bytes.count) { body.bytes.withUnsafeBytes { copy.copyMemory(from: $0) } }
         }
         Benchmark("Baseline: memchr CR count, \(name)", configuration: configuration) { benchmark in
-            measure(benchmark, body) {
+            Metrics.measure(benchmark, bytes: body.bytes.count) {
                 var count = 0
                 body.bytes.withUnsafeBytes { bytes in
                     var position = 0
@@ -79,7 +67,7 @@ let benchmarks: @Sendable () -> Void = {
                         position = bytes.baseAddress!.distance(to: UnsafeRawPointer(hit)) + 1
                     }
                 }
-                blackHole(count)
+                return count
             }
         }
     }
