@@ -144,13 +144,13 @@ extension MultipartParser {
                     offset: bufferOffset)
             }
             quirks.insert(.otherDispositionType)
+            disposition.type = "form-data"
         }
         guard disposition.name != nil else {
             throw MultipartError(
                 code: .missingName, message: "the Content-Disposition of part \(partCount - 1) has no name (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
-        disposition.type = "form-data"
         return disposition
     }
 
@@ -202,10 +202,11 @@ extension MultipartParser {
     }
 
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var bytes = bytes
-        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
-        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes.removeLast() }
-        return bytes
+        var lower = bytes.startIndex
+        var upper = bytes.endIndex
+        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        return bytes[lower..<upper]
     }
 
     private static func quoted(_ bytes: ArraySlice<UInt8>) -> String {
