@@ -20,17 +20,52 @@ extension MultipartParser {
 ///     print(head.name, head.filename ?? "(field)", head.contentType ?? "text/plain")
 /// ```
 public struct MultipartPartHead: Sendable, Hashable {
-    /// The part's position in the body, from 0.
-    public var index: Int
-    /// The part's headers, in order.
-    public var headers: MultipartHeaders
-    /// The parsed `Content-Disposition`.
-    public var disposition: ContentDisposition
+    /// The fields live in one immutable box, so that an event carrying a head is one pointer wide and handing it
+    /// from the parser to the caller costs one retain, not one per string. Setters replace the box, so a head is
+    /// still a value.
+    private final class Storage: Sendable {
+        let index: Int
+        let headers: MultipartHeaders
+        let disposition: ContentDisposition
+
+        init(index: Int, headers: MultipartHeaders, disposition: ContentDisposition) {
+            self.index = index
+            self.headers = headers
+            self.disposition = disposition
+        }
+    }
+
+    private var storage: Storage
 
     public init(index: Int, headers: MultipartHeaders, disposition: ContentDisposition) {
-        self.index = index
-        self.headers = headers
-        self.disposition = disposition
+        storage = Storage(index: index, headers: headers, disposition: disposition)
+    }
+
+    /// The part's position in the body, from 0.
+    public var index: Int {
+        get { storage.index }
+        set { storage = Storage(index: newValue, headers: headers, disposition: disposition) }
+    }
+    /// The part's headers, in order.
+    public var headers: MultipartHeaders {
+        get { storage.headers }
+        set { storage = Storage(index: index, headers: newValue, disposition: disposition) }
+    }
+    /// The parsed `Content-Disposition`.
+    public var disposition: ContentDisposition {
+        get { storage.disposition }
+        set { storage = Storage(index: index, headers: headers, disposition: newValue) }
+    }
+
+    public static func == (lhs: MultipartPartHead, rhs: MultipartPartHead) -> Bool {
+        lhs.storage === rhs.storage
+            || (lhs.index == rhs.index && lhs.headers == rhs.headers && lhs.disposition == rhs.disposition)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(index)
+        hasher.combine(headers)
+        hasher.combine(disposition)
     }
 
     /// The field name (`Content-Disposition`'s `name`).

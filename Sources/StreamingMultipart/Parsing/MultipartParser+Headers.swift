@@ -93,14 +93,11 @@ extension MultipartParser {
         let offset = bodyOffset(line.startIndex)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
-        let (colon, hasCR) = line.withUnsafeBufferPointer { bytes -> (Int?, Bool) in
-            var colon: Int?
-            for index in bytes.indices {
-                let byte = bytes[index]
-                if byte == 0x0D { return (nil, true) }
-                if byte == UInt8(ascii: ":"), colon == nil { colon = line.startIndex + index }
-            }
-            return (colon, false)
+        let (colon, hasCR) = line.withUnsafeBytes { bytes -> (Int?, Bool) in
+            guard let base = bytes.baseAddress else { return (nil, false) }
+            if memchr(base, 0x0D, bytes.count) != nil { return (nil, true) }
+            let found = memchr(base, Int32(UInt8(ascii: ":")), bytes.count)
+            return (found.map { line.startIndex + base.distance(to: UnsafeRawPointer($0)) }, false)
         }
         if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
         if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
