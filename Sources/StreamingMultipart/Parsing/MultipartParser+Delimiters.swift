@@ -56,8 +56,8 @@ extension MultipartParser {
     }
 
     /// Finds the first delimiter at or after buffer index `from`: where it starts (its CR, or its LF in lenient
-    /// mode when no CR precedes it) and what follows it. Returns nil, with the index from which bytes must be
-    /// kept, when the buffer holds no whole delimiter.
+    /// mode when no CR precedes it) and what follows it. Returns nil when the buffer holds no whole
+    /// `CRLF--boundary`; ``keepFrom(searchStart:)`` then says which bytes to hold back.
     mutating func findDelimiter(from: Int) -> (start: Int, kind: DelimiterKind)? {
         var searchFrom = from
         while true {
@@ -71,7 +71,10 @@ extension MultipartParser {
                 searchFrom = match + 1
                 continue
             }
-            if mode == .lenient, start == match { notePartialLineFeed() }
+            switch kind {
+            case .part, .close: if mode == .lenient && start == match { quirks.insert(.lineFeedLineEndings) }
+            case .needInput, .invalid, .notDelimiter: break
+            }
             return (start, kind)
         }
     }
@@ -92,8 +95,6 @@ extension MultipartParser {
         }
         return buffer.endIndex
     }
-
-    mutating func notePartialLineFeed() { quirks.insert(.lineFeedLineEndings) }
 
     // MARK: States
 
