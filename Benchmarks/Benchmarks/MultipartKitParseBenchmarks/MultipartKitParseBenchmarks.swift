@@ -24,12 +24,7 @@ let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 1,
         maxDuration: .seconds(20), maxIterations: 10)
-    let bodies: [(String, ParseFixtures.Body)] = [
-        ("F1 one 256 MiB part", ParseFixtures.oneLargePart()),
-        ("F2 100,000 fields", ParseFixtures.manyFields()),
-        ("F3 1,000 files of 64 KiB", ParseFixtures.manyFiles()),
-        ("F4 64 MiB of delimiter near-misses", ParseFixtures.nearMisses()),
-    ]
+    let bodies = ParseFixtures.all()
     for (name, body) in bodies {
         let buffer = ByteBuffer(bytes: body.bytes)
         Benchmark("MultipartKit 4.7.1 parse: \(name)", configuration: configuration) { benchmark in

@@ -39,12 +39,7 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
         maxDuration: .seconds(20), maxIterations: 30)
 
-    let bodies: [(String, ParseFixtures.Body)] = [
-        ("F1 one 256 MiB part", ParseFixtures.oneLargePart()),
-        ("F2 100,000 fields", ParseFixtures.manyFields()),
-        ("F3 1,000 files of 64 KiB", ParseFixtures.manyFiles()),
-        ("F4 64 MiB of delimiter near-misses", ParseFixtures.nearMisses()),
-    ]
+    let bodies = ParseFixtures.all()
     for (name, body) in bodies {
         Benchmark("Parse: \(name)", configuration: configuration) { benchmark in
             try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parse(body) }

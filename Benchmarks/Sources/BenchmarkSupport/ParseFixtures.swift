@@ -15,6 +15,16 @@ public enum ParseFixtures {
         public let bodyBytes: Int
     }
 
+    /// F1 to F4 with their names, as both parser suites run them.
+    public static func all() -> [(name: String, body: Body)] {
+        [
+            ("F1 one 256 MiB part", oneLargePart()),
+            ("F2 100,000 fields", manyFields()),
+            ("F3 1,000 files of 64 KiB", manyFiles()),
+            ("F4 64 MiB of delimiter near-misses", nearMisses()),
+        ]
+    }
+
     /// F1: one file part of 256 MiB of random bytes.
     public static func oneLargePart(size: Int = 256 << 20) -> Body {
         var random = SplitMix(seed: 1)
