@@ -19,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),  // tests only
     ],
     targets: [
         .systemLibrary(
@@ -46,6 +47,7 @@ let package = Package(
                 "StreamingMultipart",
                 "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: upcoming
         ),

@@ -3,7 +3,8 @@
 // Input: a first line that is the Content-Type value (fuzzing MultipartBoundary(contentType:) and the parameter
 // tokenizer), then a byte that picks the mode and the chunk size, then the body.
 // Checks, beyond "no crash, no hang, no leak": events come in a valid order, body bytes never exceed the input,
-// and the same body parsed whole and in small chunks gives the same outcome.
+// the same body parsed whole and in small chunks gives the same outcome (parts, error and quirks), and what the
+// parser holds stays within a chunk, a header block and a delimiter.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -11,6 +12,11 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let newline = input.firstIndex(of: 0x0A) ?? input.endIndex
     let contentType = String(decoding: input[..<newline], as: UTF8.self)
     _ = try? ContentDisposition(parsing: contentType)
+    if let disposition = try? ContentDisposition(parsing: contentType) {
+        // What a disposition writes reads back as the same fields.
+        let again = try? ContentDisposition(parsing: disposition.headerValue, maxParameters: 1000)
+        precondition(again?.name == disposition.name && again?.filename == disposition.filename, "round trip of \(disposition)")
+    }
     _ = try? ContentType(parsing: contentType)
     guard let boundary = try? MultipartBoundary(contentType: contentType), newline + 1 < input.count else { return 0 }
     let control = input[newline + 1]
@@ -33,13 +39,14 @@ struct Outcome: Equatable {
     var parts: [[Int]] = []
     var ended = false
     var error: String?
+    var quirks: UInt16 = 0
 }
 
 func outcome(
     _ body: [UInt8], _ boundary: MultipartBoundary, _ mode: MultipartParser.Mode, _ limits: MultipartParser.Limits,
     chunkSize: Int
 ) -> Outcome {
-    var parser = MultipartParser(boundary: boundary, limits: limits, mode: mode)
+    var parser = try! MultipartParser(boundary: boundary, limits: limits, mode: mode)
     var result = Outcome()
     var inPart = false
     var total = 0
@@ -67,6 +74,8 @@ func outcome(
                     result.ended = true
                 }
             }
+            let bound = min(chunkSize, body.count) + limits.maxHeaderBytesPerPart + boundary.value.utf8.count + 256
+            precondition(parser.bufferedByteCount <= bound, "holds \(parser.bufferedByteCount) bytes")
         } while offset < body.count
         try parser.finish()
     } catch let error as MultipartError {
@@ -75,5 +84,6 @@ func outcome(
         preconditionFailure("unexpected error \(error)")
     }
     precondition(total <= body.count, "more body bytes than input")
+    result.quirks = parser.quirks.rawValue
     return result
 }

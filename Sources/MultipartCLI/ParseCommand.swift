@@ -54,6 +54,10 @@ struct ParseCommand: ParsableCommand {
             throw ValidationError("give exactly one of --content-type and --boundary")
         }
         if discard && (json || outputDir != nil) { throw ValidationError("--discard parses and counts only") }
+        guard maxParts >= 1 else { throw ValidationError("--max-parts must be at least 1, got \(maxParts)") }
+        guard maxFieldBytes >= 1 else {
+            throw ValidationError("--max-field-bytes must be at least 1, got \(maxFieldBytes)")
+        }
     }
 
     func run() throws {

@@ -36,6 +36,45 @@ import Testing
         #expect(error?.message.contains("\(newSize)") == true)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aFileSwappedForAFIFOIsAnErrorNotAHang() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("swapped.bin", contents: [1, 2, 3])
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        let error = readError(body)
+        #expect(error?.code == .notARegularFile)
+        #expect(error?.message.contains("swapped.bin") == true)
+    }
+
+    @Test func aFileSwappedForASymlinkToAnotherFileIsAnError() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("photo.jpg", contents: [UInt8](repeating: 1, count: 100))
+        let secret = try folder.file("secret.key", contents: [UInt8](repeating: 2, count: 100))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: secret)
+        let error = readError(body)
+        #expect(error?.code == .fileReplaced)
+        #expect(error?.message.contains("photo.jpg") == true)
+    }
+
+    @Test func aSymlinkAppendedAsSuchIsFollowed() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = try folder.file("target.txt", contents: Array("hello".utf8))
+        let link = folder.url.appendingPathComponent("link.txt")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        var body = MultipartBody(boundary: try MultipartBoundary("xyz"))
+        try body.append(.file(at: link, name: "f"))
+        #expect(String(decoding: try body.bytes(), as: UTF8.self).contains("\r\n\r\nhello\r\n--xyz--"))
+    }
+
     @Test func fileTruncatedWhileBeingRead() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

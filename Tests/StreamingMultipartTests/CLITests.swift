@@ -173,6 +173,15 @@ import Testing
         #expect(line.hasPrefix("parts=2 bytes=200005 parse_seconds="), "\(line)")
     }
 
+    @Test(arguments: ["--max-field-bytes=-1", "--max-parts=0", "--max-field-bytes=0"])
+    func aLimitBelowOneIsAUsageErrorNotATrap(option: String) throws {
+        let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--\r\n".utf8)
+        guard let result = try multipart(["parse", "--boundary", "b", option], input: body) else { return }
+        #expect(result.status != 0)
+        #expect(result.status < 128, "killed by a signal: \(result.status)")
+        #expect(result.stderr.contains(String(option.split(separator: "=")[0])), "\(result.stderr)")
+    }
+
     @Test func contentTypeOrBoundaryIsRequired() throws {
         guard let result = try multipart(["parse"]) else { return }
         #expect(result.status != 0)

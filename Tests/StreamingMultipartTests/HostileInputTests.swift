@@ -15,7 +15,7 @@ import Testing
     func feed(_ pieces: [[UInt8]], repeating middle: [UInt8] = [], times: Int = 0, limits: MultipartParser.Limits = .default)
         throws -> Tally
     {
-        var parser = MultipartParser(boundary: try MultipartBoundary(contentTypeBoundary: boundary), limits: limits)
+        var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits)
         var tally = Tally()
         var pending: [UInt8] = []
         func drain() throws {
@@ -68,7 +68,7 @@ import Testing
     @Test func tenMegabytePreambleAndEpilogue() throws {
         let filler = [UInt8](repeating: UInt8(ascii: "p"), count: 1000) + crlf("\r\n--\(boundary.dropLast())\r\n")
         let part = crlf("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv")
-        var parser = MultipartParser(boundary: try MultipartBoundary(contentTypeBoundary: boundary))
+        var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary))
         var parts = 0
         for chunk in Array(repeating: filler, count: 10_000) + [part + close] + Array(repeating: filler, count: 10_000) {
             try parser.append(chunk)

@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func afterAnErrorEveryCallThrowsIt() throws {
-        var parser = MultipartParser(boundary: try MultipartBoundary("xyz"))
+        var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
         try parser.append(crlf("--xyz\r\nbad line\r\n"))
         let first = #expect(throws: MultipartError.self) { try parser.next() }
         let again = #expect(throws: MultipartError.self) { try parser.next() }
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func bodyBytesAreSlicesOfTheAppendedChunk() throws {
-        var parser = MultipartParser(boundary: try MultipartBoundary("xyz"))
+        var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
         let chunk = crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n") + [UInt8](repeating: 7, count: 100_000)
         try parser.append(chunk)
         _ = try parser.next()  // headers
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func holdsBackNoMoreThanADelimiter() throws {
-        var parser = MultipartParser(boundary: try MultipartBoundary("xyz"))
+        var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
         try parser.append(crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nabc\r\n--xy"))
         var emitted: [UInt8] = []
         while let event = try parser.next() { if case .bodyBytes(let bytes) = event { emitted += bytes } }

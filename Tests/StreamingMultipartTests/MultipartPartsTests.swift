@@ -57,7 +57,7 @@ import Testing
         }
         var names: [String] = []
         var values: [String] = []
-        for try await part in source.multipartParts(boundary: body.boundary) {
+        for try await part in try source.multipartParts(boundary: body.boundary) {
             names.append(part.head.name)
             if !part.head.isFile {
                 values.append(String(decoding: try await part.body.collect(upTo: 100), as: UTF8.self))
@@ -77,7 +77,7 @@ import Testing
             pulled.set(index + 1)
             return pieces[index]
         })
-        var iterator = source.multipartParts(boundary: body.boundary).makeAsyncIterator()
+        var iterator = try source.multipartParts(boundary: body.boundary).makeAsyncIterator()
         let first = try #require(try await iterator.next())
         #expect(first.head.name == "a")
         #expect(pulled.get() == 1)  // the first chunk holds part a's head
@@ -92,13 +92,57 @@ import Testing
         #expect(try await bodyIterator.next() == nil)  // part 1 was skipped
     }
 
+    /// A source that counts its pulls: the body, then an endless epilogue.
+    func endlessEpilogue(after body: [UInt8], pulled: Locked<Int>) -> AsyncThrowingStream<[UInt8], any Error> {
+        AsyncThrowingStream(unfolding: {
+            let index = pulled.get()
+            pulled.set(index + 1)
+            return index == 0 ? body : [UInt8](repeating: 0x65, count: 65536)
+        })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theSourceIsNotPulledPastTheCloseDelimiter() async throws {
+        let body = crlf("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--\r\n")
+        let pulled = Locked(0)
+        var names: [String] = []
+        let source = endlessEpilogue(after: body, pulled: pulled)
+        for try await part in try source.multipartParts(boundary: MultipartBoundary("b")) { names.append(part.head.name) }
+        #expect(names == ["a"])
+        #expect(pulled.get() == 1)
+    }
+
+    @Test func theEpilogueIsReadWhenAskedFor() async throws {
+        let body = crlf("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--\r\nepilogue")
+        let pulled = Locked(0)
+        let source = AsyncThrowingStream<[UInt8], any Error>(unfolding: {
+            let index = pulled.get()
+            pulled.set(index + 1)
+            return index < 3 ? (index == 0 ? body : Array("more".utf8)) : nil
+        })
+        var count = 0
+        for try await _ in try source.multipartParts(boundary: MultipartBoundary("b"), readsEpilogue: true) { count += 1 }
+        #expect(count == 1)
+        #expect(pulled.get() == 4)  // three chunks and the end
+        // Strict mode still checks the close delimiter's line when the rest is read.
+        let garbage = AsyncStream<[UInt8]> { continuation in
+            continuation.yield(crlf("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--"))
+            continuation.yield(Array("garbage".utf8))
+            continuation.finish()
+        }
+        let error = await #expect(throws: MultipartError.self) {
+            for try await _ in try garbage.multipartParts(boundary: MultipartBoundary("b"), readsEpilogue: true) {}
+        }
+        #expect(error?.code == .invalidDelimiter)
+    }
+
     @Test func malformedInputFailsTheIteration() async throws {
         let truncated = AsyncStream<[UInt8]> { continuation in
             continuation.yield(Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\ncut".utf8))
             continuation.finish()
         }
         let error = await #expect(throws: MultipartError.self) {
-            for try await part in truncated.multipartParts(boundary: try MultipartBoundary("b")) {
+            for try await part in try truncated.multipartParts(boundary: MultipartBoundary("b")) {
                 for try await _ in part.body {}
             }
         }
@@ -110,7 +154,7 @@ import Testing
         continuation.yield(Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nstart".utf8))
         let task = Task {
             var received = 0
-            for try await part in source.multipartParts(boundary: try MultipartBoundary("b")) {
+            for try await part in try source.multipartParts(boundary: MultipartBoundary("b")) {
                 for try await bytes in part.body { received += bytes.count }
             }
             return received

@@ -13,7 +13,7 @@ import Darwin
 func parse(_ body: ParseFixtures.Body) throws {
     var limits = MultipartParser.Limits.default
     limits.maxParts = 1_000_000
-    var parser = MultipartParser(boundary: try MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"), limits: limits)
+    var parser = try MultipartParser(boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"), limits: limits)
     var parts = 0
     var bytes = 0
     var offset = 0
@@ -36,7 +36,7 @@ func parse(_ body: ParseFixtures.Body) throws {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
+        metrics: [.wallClock, .mallocCountTotal, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
         maxDuration: .seconds(20), maxIterations: 30)
 
     let bodies = ParseFixtures.all()

@@ -14,7 +14,8 @@ enum ContentSource {
     init(opening content: MultipartPart.Content) throws {
         switch content.storage {
         case .bytes(let data): self = .memory(data, sent: 0)
-        case .file(let path, let length): self = .file(try FileSource(path: path, length: length))
+        case .file(let path, let length, let identity):
+            self = .file(try FileSource(path: path, length: length, identity: identity))
         case .stream(let length, let make): self = .stream(try StreamSource(make: make, length: length))
         }
     }
@@ -48,15 +49,26 @@ struct FileSource {
     let file: OpenFile
     private var remaining: Int64
 
-    init(path: String, length: Int64) throws {
+    /// Opens the file at `path`, which must still be the regular file of `identity` that was appended.
+    init(path: String, length: Int64, identity: FileStatus.Identity) throws {
+        let status: FileStatus
         do {
-            file = try OpenFile(path: path)
+            (file, status) = try OpenFile.openForReading(path: path)
         } catch let error as SystemCallError {
             throw MultipartError(
                 code: error.meansNotFound ? .fileNotFound : .fileUnreadable,
                 message: error.meansNotFound
                     ? "file \(path) was removed after it was appended" : "cannot open \(path) for reading",
                 cause: error)
+        }
+        guard status.kind == .regular else {
+            throw MultipartError(
+                code: .notARegularFile, message: "\(path) is no longer a regular file (it was replaced after it was appended)")
+        }
+        guard status.identity == identity else {
+            throw MultipartError(
+                code: .fileReplaced,
+                message: "\(path) names another file than when it was appended (moved over, or a link swapped in)")
         }
         self.path = path
         self.length = length

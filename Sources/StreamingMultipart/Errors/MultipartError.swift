@@ -59,6 +59,11 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         public static let duplicateHeader = Code("duplicateHeader")
         /// A configured limit was exceeded; the message names the limit and its value.
         public static let limitExceeded = Code("limitExceeded")
+        /// A limit was set to a value it cannot take (below 1); the message names it.
+        public static let invalidLimit = Code("invalidLimit")
+        /// A file part's path names another file than when it was appended (it was replaced, or a link was
+        /// swapped in).
+        public static let fileReplaced = Code("fileReplaced")
         /// The parser was used after it failed or finished, or `finish()` came before the end.
         public static let invalidState = Code("invalidState")
         /// The body reader was closed, or its task cancelled, before the end of the body.

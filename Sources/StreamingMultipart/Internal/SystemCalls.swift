@@ -29,8 +29,15 @@ func currentErrno() -> Int32 { errno }
 struct FileStatus {
     enum Kind { case regular, directory, other }
 
+    /// Which file this is: its device and inode, the same for every path to it and different for any other file.
+    struct Identity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
     var kind: Kind
     var size: Int64
+    var identity: Identity
 
     /// - Throws: ``SystemCallError`` from `stat`.
     init(path: String) throws {
@@ -46,6 +53,7 @@ struct FileStatus {
         default: kind = .other
         }
         size = Int64(info.st_size)
+        identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }
 
@@ -61,6 +69,17 @@ final class OpenFile {
         let fd = open(path, flags | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemCallError("open") }
         descriptor = fd
+    }
+
+    /// Opens `path` for reading without blocking (a FIFO or device swapped in for a file would block a plain
+    /// `open`), and returns it with its status, taken from the open descriptor so that it describes the file that
+    /// will be read, whatever the path names by then. Reads block as usual afterwards.
+    static func openForReading(path: String) throws -> (OpenFile, FileStatus) {
+        let file = try OpenFile(path: path, flags: O_RDONLY | O_NONBLOCK)
+        let status = try file.status()
+        let flags = fcntl(file.descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(file.descriptor, F_SETFL, flags & ~O_NONBLOCK) }
+        return (file, status)
     }
 
     /// Wraps a descriptor this object now owns.

@@ -2,15 +2,19 @@
 /// `filename`.
 ///
 /// Building escapes `name` and `filename` the way browsers do (the WHATWG HTML "multipart/form-data encoding
-/// algorithm"): `"` becomes `%22`, CR `%0D` and LF `%0A`. Nothing else is changed, so non-ASCII names go out as
-/// UTF-8, as every current browser sends them.
+/// algorithm"): `"` becomes `%22`, CR `%0D` and LF `%0A`, and a backslash is sent as it is. Non-ASCII names go out
+/// as UTF-8, as every current browser sends them. So that every string reads back as itself, a `%` that would
+/// otherwise read as one of those escapes (`%22`, `%0D`, `%0A`, either case, or `%25`) is sent as `%25`.
 ///
 /// ```swift
 /// ContentDisposition(name: "photo", filename: #"my "best".jpg"#).headerValue
 /// // form-data; name="photo"; filename="my %22best%22.jpg"
 /// ```
+///
+/// Two dispositions are equal when their fields are: a parsed `form-data; name="a"` equals
+/// `ContentDisposition(name: "a")`.
 public struct ContentDisposition: Sendable, Hashable {
-    /// The disposition type; `form-data` for every part of a form.
+    /// The disposition type in lower case; `form-data` for every part of a form.
     public var type: String
     /// The form field's name.
     public var name: String?
@@ -20,13 +24,20 @@ public struct ContentDisposition: Sendable, Hashable {
     /// The RFC 5987 / RFC 2231 `filename*` parameter, decoded, when the part has one. It never replaces
     /// ``filename``: a server chooses which to trust.
     public var filenameStar: String?
-    /// The header value this was parsed from, if it was.
-    var receivedValue: String?
+    /// Parameters other than `name`, `filename` and `filename*`, in the order received (names in lower case,
+    /// values unquoted).
+    public var otherParameters: [Parameter] = []
 
-    /// Every parameter, in order (names in lower case, values unquoted but not percent-decoded): as received when
-    /// parsed, else as ``headerValue`` would send them.
+    /// Every parameter, in order: `name`, `filename`, `filename*` (encoded as `UTF-8''…`), then
+    /// ``otherParameters``. Values are unquoted and unescaped.
     public var parameters: [Parameter] {
-        (try? HeaderValueParser(receivedValue ?? headerValue, header: "Content-Disposition").parameters) ?? []
+        var parameters: [Parameter] = []
+        if let name { parameters.append(Parameter(name: "name", value: name)) }
+        if let filename { parameters.append(Parameter(name: "filename", value: filename)) }
+        if let filenameStar {
+            parameters.append(Parameter(name: "filename*", value: "UTF-8''" + Self.encodeExtendedValue(filenameStar)))
+        }
+        return parameters + otherParameters
     }
 
     /// One `name=value` parameter.
@@ -47,27 +58,50 @@ public struct ContentDisposition: Sendable, Hashable {
         self.filename = filename
     }
 
-    /// The header value, with `name` and `filename` quoted and escaped.
+    /// The header value: `name`, `filename` and any other parameter quoted and escaped, `filename*` encoded.
     public var headerValue: String {
         var value = type
-        if let name { value += "; name=\"\(Self.escape(name))\"" }
-        if let filename { value += "; filename=\"\(Self.escape(filename))\"" }
+        for parameter in parameters {
+            if parameter.name == "filename*" {
+                value += "; filename*=\(parameter.value)"
+            } else {
+                value += "; \(parameter.name)=\"\(Self.escape(parameter.value))\""
+            }
+        }
         return value
     }
 
-    /// Escapes a name or filename as browsers do: `"` → `%22`, CR → `%0D`, LF → `%0A`.
+    /// Escapes a name or filename as browsers do: `"` → `%22`, CR → `%0D`, LF → `%0A`; and a `%` that would read
+    /// as one of those escapes, or as `%25`, → `%25`.
     public static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return text }
-        var escaped = ""
+        let needsEscaping = text.utf8.contains { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A || $0 == 0x25 }
+        guard needsEscaping else { return text }
+        var escaped: [UInt8] = []
         escaped.reserveCapacity(text.utf8.count + 8)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "%22"
-            case "\r": escaped += "%0D"
-            case "\n": escaped += "%0A"
-            default: escaped.unicodeScalars.append(scalar)
+        var input = text.utf8[...]
+        while let byte = input.popFirst() {
+            switch byte {
+            case 0x22: escaped += Array("%22".utf8)
+            case 0x0D: escaped += Array("%0D".utf8)
+            case 0x0A: escaped += Array("%0A".utf8)
+            case 0x25 where percentEscape(startingWith: input) != nil: escaped += Array("%25".utf8)
+            default: escaped.append(byte)
             }
         }
-        return escaped
+        return String(decoding: escaped, as: UTF8.self)
+    }
+
+    /// The byte that `%` followed by the first two bytes of `rest` decodes to, when they are `22`, `0D`, `0A`
+    /// (either case) or `25`.
+    static func percentEscape<Rest: Collection<UInt8>>(startingWith rest: Rest) -> UInt8? {
+        var pair = rest.makeIterator()
+        guard let high = pair.next(), let low = pair.next() else { return nil }
+        switch (high, low) {
+        case (UInt8(ascii: "2"), UInt8(ascii: "2")): return UInt8(ascii: "\"")
+        case (UInt8(ascii: "2"), UInt8(ascii: "5")): return UInt8(ascii: "%")
+        case (UInt8(ascii: "0"), UInt8(ascii: "D")), (UInt8(ascii: "0"), UInt8(ascii: "d")): return 0x0D
+        case (UInt8(ascii: "0"), UInt8(ascii: "A")), (UInt8(ascii: "0"), UInt8(ascii: "a")): return 0x0A
+        default: return nil
+        }
     }
 }

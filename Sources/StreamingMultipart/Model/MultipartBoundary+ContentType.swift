@@ -11,22 +11,18 @@ extension MultipartBoundary {
     /// let boundary = try MultipartBoundary(contentType: #"multipart/form-data; Boundary="a b""#)   // "a b"
     /// ```
     ///
-    /// - Throws: ``MultipartError/Code/invalidContentType`` for a type that is not `multipart/…` or a malformed
-    ///   value; ``MultipartError/Code/invalidBoundary`` for a missing or empty boundary, one longer than
+    /// - Throws: ``MultipartError/Code/invalidContentType`` for a type that is not `multipart/…`, a malformed
+    ///   value, or a parameter given twice (two `boundary` parameters could be read differently by two servers);
+    ///   ``MultipartError/Code/invalidBoundary`` for a missing or empty boundary, one longer than
     ///   ``maximumParsedLength``, or one holding a control character.
     public init(contentType: String) throws {
-        let parsed: HeaderValueParser
-        do {
-            parsed = try HeaderValueParser(contentType, header: "Content-Type")
-        } catch let error as MultipartError {
-            throw MultipartError(code: .invalidContentType, message: error.message)
-        }
-        guard parsed.value.lowercased().hasPrefix("multipart/") else {
+        let parsed = try ContentType(parsing: contentType)
+        guard parsed.mediaType.hasPrefix("multipart/") else {
             throw MultipartError(
                 code: .invalidContentType,
-                message: "Content-Type \(String(reflecting: parsed.value)) is not a multipart type")
+                message: "Content-Type \(String(reflecting: parsed.mediaType)) is not a multipart type")
         }
-        guard let value = parsed.parameter("boundary") else {
+        guard let value = parsed.parameters["boundary"] else {
             throw MultipartError(code: .invalidBoundary, message: "Content-Type has no boundary parameter")
         }
         let bytes = value.utf8

@@ -11,7 +11,8 @@ extension MultipartPart {
     public struct Content: Sendable {
         enum Storage: Sendable {
             case bytes(Data)
-            case file(path: String, length: Int64)
+            /// A regular file, its length and identity taken when it was appended.
+            case file(path: String, length: Int64, identity: FileStatus.Identity)
             case stream(length: Int64?, make: @Sendable () throws -> InputStream)
         }
 
@@ -21,7 +22,7 @@ extension MultipartPart {
         public var length: Int64? {
             switch storage {
             case .bytes(let data): Int64(data.count)
-            case .file(_, let length): length
+            case .file(_, let length, _): length
             case .stream(let length, _): length
             }
         }
@@ -34,30 +35,33 @@ extension MultipartPart {
 
         /// A regular file, whose length is taken now and which is opened only when the body is read.
         ///
+        /// The file is opened now, without blocking, to check that it is a readable regular file; its device and
+        /// inode are kept, and a read fails with ``MultipartError/Code/fileReplaced`` if the path names another
+        /// file by then (a file moved over it, a symbolic link swapped in). A link appended as such is followed.
+        ///
         /// - Throws: ``MultipartError/Code/fileNotFound`` for a missing path, ``MultipartError/Code/notARegularFile``
-        ///   for a directory or device, ``MultipartError/Code/fileUnreadable`` when it cannot be opened for reading.
+        ///   for a directory, FIFO or device, ``MultipartError/Code/fileUnreadable`` when it cannot be opened for
+        ///   reading.
         public static func file(at url: URL) throws -> Content {
             let path = url.path
             let status: FileStatus
             do {
-                status = try FileStatus(path: path)
+                (_, status) = try OpenFile.openForReading(path: path)  // closed as the handle goes
             } catch let error as SystemCallError {
+                if error.errno == EISDIR {
+                    throw MultipartError(code: .notARegularFile, message: "\(path) is a directory", cause: error)
+                }
                 let missing = error.meansNotFound
                 throw MultipartError(
                     code: missing ? .fileNotFound : .fileUnreadable,
-                    message: missing ? "file not found: \(path)" : "cannot stat \(path)", cause: error)
+                    message: missing ? "file not found: \(path)" : "cannot open \(path) for reading", cause: error)
             }
             guard status.kind == .regular else {
                 throw MultipartError(
                     code: .notARegularFile,
                     message: "\(path) is \(status.kind == .directory ? "a directory" : "not a regular file")")
             }
-            do {
-                _ = try OpenFile(path: path)  // checks permission now; reading opens it again
-            } catch {
-                throw MultipartError(code: .fileUnreadable, message: "cannot open \(path) for reading", cause: error)
-            }
-            return Content(storage: .file(path: path, length: status.size))
+            return Content(storage: .file(path: path, length: status.size, identity: status.identity))
         }
 
         /// A stream made by `makeStream` each time the body is read.

@@ -3,31 +3,22 @@
 ///
 /// One pass over the bytes, linear whatever the input (a value of ten thousand backslashes included):
 /// - the main value is everything before the first `;`, trimmed of spaces and tabs;
-/// - each parameter is `name=value`, the name case-insensitive (kept in lower case), the value either a quoted string
-///   or everything up to the next `;`, trimmed. Unquoted values are taken as they are, since real clients send
-///   boundaries such as `boundary'()+_,-./:=?` bare;
-/// - in a quoted string `\"` and `\\` stand for `"` and `\`; any other backslash is kept, because browsers send
-///   Windows paths (`C:\Users\a.txt`) unescaped. `;` and `=` inside quotes are data.
+/// - each parameter is `name=value`, the name case-insensitive, the value either a quoted string or everything up
+///   to the next `;`, trimmed. Unquoted values are taken as they are, since real clients send boundaries such as
+///   `boundary'()+_,-./:=?` bare;
+/// - inside a quoted string `;` and `=` are data, and backslashes are read as ``Backslashes`` says.
 ///
 /// - Throws: ``MultipartError/Code/invalidHeader`` for a parameter without `=`, an empty parameter name, an
 ///   unterminated quoted string, or text after a closing quote.
-struct HeaderValueParser {
-    typealias Parameter = ContentDisposition.Parameter
-
-    var value: String
-    var parameters: [Parameter] = []
-
-    /// The value of the first parameter named `name` (lower case).
-    func parameter(_ name: String) -> String? {
-        parameters.first { $0.name == name }?.value
-    }
-
-    init(_ text: String, header: String) throws {
-        var parameters: [Parameter] = []
-        value = try Self.scan(text, header: header) { name, value in
-            parameters.append(Parameter(name: Self.lowercased(name), value: value))
-        }
-        self.parameters = parameters
+enum HeaderValueParser {
+    /// How a backslash inside a quoted string is read.
+    enum Backslashes {
+        /// As any other character, the way browsers send form-data names and filenames (WHATWG HTML): the first
+        /// `"` closes the string.
+        case literal
+        /// `\"` and `\\` stand for `"` and `\` (RFC 9110 §5.6.4 quoted-pair, as Go and `curl --form-escape`
+        /// escape); any other backslash is kept, since old clients send Windows paths (`C:\Users\a.txt`) raw.
+        case escapes
     }
 
     private static let semicolon = UInt8(ascii: ";")
@@ -38,7 +29,8 @@ struct HeaderValueParser {
     /// Tokenizes `text`, calling `visit` with each parameter's name (raw bytes, any case) and unquoted value, and
     /// returns the main value. Allocates nothing but the strings it hands out.
     static func scan(
-        _ text: String, header: String, visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) throws -> Void
+        _ text: String, header: String, backslashes: Backslashes,
+        visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) throws -> Void
     ) throws -> String {
         var text = text
         return try text.withUTF8 { bytes in
@@ -58,7 +50,7 @@ struct HeaderValueParser {
                 index = skipSpaces(bytes, from: index + 1)
                 let value: String
                 if index < bytes.count, bytes[index] == quote {
-                    (value, index) = try quotedString(bytes, from: index, header: header)
+                    (value, index) = try quotedString(bytes, from: index, header: header, backslashes: backslashes)
                     index = skipSpaces(bytes, from: index)
                     guard index == bytes.count || bytes[index] == semicolon else {
                         throw invalid(header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
@@ -94,12 +86,14 @@ struct HeaderValueParser {
     }
 
     /// Reads a quoted string whose opening quote is at `start`; returns it and the index after its closing quote.
-    private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, header: String) throws
-        -> (String, Int)
-    {
+    private static func quotedString(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, header: String, backslashes: Backslashes
+    ) throws -> (String, Int) {
         var index = start + 1
         // The usual quoted string has no backslash: one copy straight into the String.
-        while index < bytes.count, bytes[index] != quote, bytes[index] != backslash { index += 1 }
+        while index < bytes.count, bytes[index] != quote, backslashes == .literal || bytes[index] != backslash {
+            index += 1
+        }
         if index < bytes.count, bytes[index] == quote {
             return (String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<index]), as: UTF8.self), index + 1)
         }

@@ -7,33 +7,45 @@ import Darwin
 #endif
 
 extension MultipartParser {
+    /// `.partStart`: counts the part against ``Limits/maxParts``.
+    ///
+    /// Transitions: to `.headers` with an empty block.
+    mutating func startPart() throws {
+        guard partCount < limits.maxParts else {
+            throw MultipartError(
+                code: .limitExceeded, message: "the body has more than maxParts (\(limits.maxParts)) parts",
+                offset: bufferOffset, partIndex: partCount)
+        }
+        partCount += 1
+        state = .headers(HeaderBlock())
+    }
+
     /// `.headers`: parses header lines as they complete, and the part's head at the empty line that ends them.
     ///
     /// Each line is checked as soon as it is whole, so a body of endless headers stops at the first limit it
     /// reaches and a line that is no header is reported at once.
     ///
-    /// - Parameter scanned: how many bytes at the buffer's start are whole lines already parsed into
-    ///   `pendingFields`, so that input arriving a byte at a time is scanned once, not once per byte.
-    mutating func readHeaders(scannedTo scanned: Int) throws -> MultipartPartHead? {
+    /// Transitions: to `.body`, returning `.partHeaders`, at the empty line; stays (returning nil) while the block
+    /// is incomplete. The caller has moved the block out of the state (`.transitioning`).
+    mutating func readHeaders(_ block: inout HeaderBlock) throws -> Event? {
         let start = buffer.startIndex
-        var lineStart = start + scanned
+        var lineStart = start + block.scanned
         while true {
             guard let newline = indexOfLineFeed(from: lineStart) else {
                 try checkHeaderSize(buffer.endIndex - start)
-                state = .headers(scanned: lineStart - start)
+                block.scanned = lineStart - start
+                state = .headers(block)
                 return nil
             }
             try checkHeaderSize(newline + 1 - start)
-            let contentEnd = try lineContentEnd(lineStart: lineStart, newline: newline)
+            let contentEnd = try lineContentEnd(lineStart: lineStart, newline: newline, quirks: &block.quirks)
             if contentEnd == lineStart {
-                var fields: [MultipartHeaders.Field] = []
-                swap(&fields, &pendingFields)
-                let head = try makeHead(fields)
+                let head = try makeHead(&block)
                 consume(newline + 1 - start)
-                state = .body
-                return head
+                state = .body(PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
+                return .partHeaders(head)
             }
-            try parseHeaderLine(buffer[lineStart..<contentEnd])
+            try parseHeaderLine(buffer[lineStart..<contentEnd], into: &block)
             lineStart = newline + 1
         }
     }
@@ -49,7 +61,7 @@ extension MultipartParser {
 
     /// Where the line that ends with the LF at `newline` ends without its line break: before a CR, or (lenient
     /// mode) at a bare LF.
-    private mutating func lineContentEnd(lineStart: Int, newline: Int) throws -> Int {
+    private func lineContentEnd(lineStart: Int, newline: Int, quirks: inout Quirks) throws -> Int {
         if newline > lineStart, buffer[newline - 1] == 0x0D { return newline - 1 }
         guard mode == .lenient else {
             throw MultipartError(
@@ -58,14 +70,6 @@ extension MultipartParser {
         }
         quirks.insert(.lineFeedLineEndings)
         return newline
-    }
-
-    private func checkHeaderCount(_ count: Int, offset: Int64) throws {
-        guard count > limits.maxHeadersPerPart else { return }
-        throw MultipartError(
-            code: .limitExceeded,
-            message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
-            offset: offset, partIndex: partCount - 1)
     }
 
     private func checkHeaderSize(_ size: Int) throws {
@@ -77,19 +81,11 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
-    /// The part's head from its header fields: repeats resolved, `Content-Disposition` parsed and checked.
-    private mutating func makeHead(_ fields: [MultipartHeaders.Field]) throws -> MultipartPartHead {
-        var fields = fields
-        try resolveRepeats(in: &fields)
-        let headers = MultipartHeaders(fields)
-        let disposition = try checkedDisposition(headers)
-        let head = MultipartPartHead(index: partCount - 1, headers: headers, disposition: disposition)
-        partIsFile = head.isFile
-        return head
-    }
-
-    /// Parses one whole header line into `pendingFields`.
-    private mutating func parseHeaderLine(_ line: ArraySlice<UInt8>) throws {
+    /// Parses one whole header line into the block's fields.
+    ///
+    /// A continuation line (obsolete folding, RFC 5322 §3.2.2) joins the previous value with one space; blanks
+    /// around each piece are trimmed, so a value whose first line is empty starts at the continuation's text.
+    private func parseHeaderLine(_ line: ArraySlice<UInt8>, into block: inout HeaderBlock) throws {
         let offset = bodyOffset(line.startIndex)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
@@ -100,10 +96,17 @@ extension MultipartParser {
             return (found.map { line.startIndex + base.distance(to: UnsafeRawPointer($0)) }, false)
         }
         if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
-        if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
-            guard !pendingFields.isEmpty else { throw headerError("the first header line is a continuation", offset: offset) }
-            quirks.insert(.headerFolding)
-            pendingFields[pendingFields.count - 1].value += " " + String(decoding: Self.trimmed(line), as: UTF8.self)
+        if Self.isBlank(line[line.startIndex]) {
+            guard !block.fields.isEmpty else {
+                throw headerError("the first header line is a continuation", offset: offset)
+            }
+            block.quirks.insert(.headerFolding)
+            let piece = Self.trimmed(line)
+            if !piece.isEmpty {
+                let last = block.fields.count - 1
+                if !block.fields[last].value.isEmpty { block.fields[last].value += " " }
+                block.fields[last].value += String(decoding: piece, as: UTF8.self)
+            }
             return
         }
         guard let colon else {
@@ -113,13 +116,31 @@ extension MultipartParser {
         guard !name.isEmpty, name.allSatisfy(MultipartHeaders.isTokenCharacter) else {
             throw headerError("the header name \(Self.quoted(name)) is not an RFC 9110 token", offset: offset)
         }
-        try checkHeaderCount(pendingFields.count + 1, offset: offset)
+        guard block.fields.count < limits.maxHeadersPerPart else {
+            throw MultipartError(
+                code: .limitExceeded,
+                message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
+                offset: offset, partIndex: partCount - 1)
+        }
         let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
-        pendingFields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))
+        block.fields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))
+    }
+
+    /// The part's head from its complete header block: repeats resolved, `Content-Disposition` parsed and checked,
+    /// the block's quirks recorded.
+    private mutating func makeHead(_ block: inout HeaderBlock) throws -> MultipartPartHead {
+        var quirks = block.quirks
+        try resolveRepeats(in: &block.fields, quirks: &quirks)
+        var fields: [MultipartHeaders.Field] = []
+        swap(&fields, &block.fields)  // the block's array becomes the head's, uncopied
+        let headers = MultipartHeaders(fields)
+        let disposition = try checkedDisposition(headers, quirks: &quirks)
+        self.quirks.formUnion(quirks)
+        return MultipartPartHead(index: partCount - 1, headers: headers, disposition: disposition)
     }
 
     /// The part's `Content-Disposition: form-data` with a `name`, parsed.
-    private mutating func checkedDisposition(_ headers: MultipartHeaders) throws -> ContentDisposition {
+    private func checkedDisposition(_ headers: MultipartHeaders, quirks: inout Quirks) throws -> ContentDisposition {
         guard let value = headers[.contentDisposition] else {
             throw MultipartError(
                 code: .missingContentDisposition,
@@ -128,8 +149,14 @@ extension MultipartParser {
         }
         var disposition: ContentDisposition
         do {
-            disposition = try ContentDisposition(parsing: value)
+            disposition = try ContentDisposition(parsing: value, maxParameters: limits.maxParametersPerHeader)
         } catch var error as MultipartError {
+            if error.code == .limitExceeded {
+                error.message = "the Content-Disposition of part \(partCount - 1) has more than maxParametersPerHeader "
+                    + "(\(limits.maxParametersPerHeader)) parameters"
+            } else {
+                error.message = "part \(partCount - 1): \(error.message)"
+            }
             error.offset = bufferOffset
             error.partIndex = partCount - 1
             throw error
@@ -153,7 +180,7 @@ extension MultipartParser {
 
     /// `Content-Disposition` and `Content-Type` may appear once: strict mode refuses a repeat, lenient mode keeps
     /// the last of each. One pass, no allocation in the usual case.
-    private mutating func resolveRepeats(in fields: inout [MultipartHeaders.Field]) throws {
+    private func resolveRepeats(in fields: inout [MultipartHeaders.Field], quirks: inout Quirks) throws {
         var lastDisposition: Int?
         var lastType: Int?
         var repeated: MultipartHeaders.Name?
@@ -201,8 +228,8 @@ extension MultipartParser {
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var lower = bytes.startIndex
         var upper = bytes.endIndex
-        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
-        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
+        while upper > lower, isBlank(bytes[upper - 1]) { upper -= 1 }
         return bytes[lower..<upper]
     }
 

@@ -5,14 +5,20 @@ extension MultipartParser {
     /// ```swift
     /// var limits = MultipartParser.Limits.default
     /// limits.maxFileBytes = 10 << 30     // allow 10 GiB uploads
-    /// let parser = MultipartParser(boundary: boundary, limits: limits)
+    /// let parser = try MultipartParser(boundary: boundary, limits: limits)
     /// ```
+    ///
+    /// Every limit must be at least 1: the parser's initializer throws ``MultipartError/Code/invalidLimit``, naming
+    /// the limit, for one that is not.
     public struct Limits: Sendable, Hashable {
         /// Bytes of one part's header block, its final empty line included. Default 16 KiB. The only input the
         /// parser holds whole, so this also bounds its memory beyond one chunk.
         public var maxHeaderBytesPerPart: Int
         /// Header lines in one part. Default 32.
         public var maxHeadersPerPart: Int
+        /// Parameters in one part's `Content-Disposition` (`name`, `filename` and any others). Default 16; browsers
+        /// send two. Bounds the work of checking a header for repeated parameters.
+        public var maxParametersPerHeader: Int
         /// Parts in one body. Default 1,000.
         public var maxParts: Int
         /// Body bytes of a part without a filename (a form field, which servers keep in memory). Default 1 MiB.
@@ -23,11 +29,13 @@ extension MultipartParser {
         public var maxBodyBytes: Int64
 
         public init(
-            maxHeaderBytesPerPart: Int = 16 * 1024, maxHeadersPerPart: Int = 32, maxParts: Int = 1000,
-            maxFieldBytes: Int64 = 1 << 20, maxFileBytes: Int64 = 8 << 30, maxBodyBytes: Int64 = 16 << 30
+            maxHeaderBytesPerPart: Int = 16 * 1024, maxHeadersPerPart: Int = 32, maxParametersPerHeader: Int = 16,
+            maxParts: Int = 1000, maxFieldBytes: Int64 = 1 << 20, maxFileBytes: Int64 = 8 << 30,
+            maxBodyBytes: Int64 = 16 << 30
         ) {
             self.maxHeaderBytesPerPart = maxHeaderBytesPerPart
             self.maxHeadersPerPart = maxHeadersPerPart
+            self.maxParametersPerHeader = maxParametersPerHeader
             self.maxParts = maxParts
             self.maxFieldBytes = maxFieldBytes
             self.maxFileBytes = maxFileBytes
@@ -36,6 +44,20 @@ extension MultipartParser {
 
         /// The safe defaults above.
         public static let `default` = Limits()
+
+        /// Checks that every limit is at least 1.
+        ///
+        /// - Throws: ``MultipartError/Code/invalidLimit`` naming the first limit that is not.
+        public func validate() throws {
+            let values: [(String, Int64)] = [
+                ("maxHeaderBytesPerPart", Int64(maxHeaderBytesPerPart)), ("maxHeadersPerPart", Int64(maxHeadersPerPart)),
+                ("maxParametersPerHeader", Int64(maxParametersPerHeader)), ("maxParts", Int64(maxParts)),
+                ("maxFieldBytes", maxFieldBytes), ("maxFileBytes", maxFileBytes), ("maxBodyBytes", maxBodyBytes),
+            ]
+            for (name, value) in values where value < 1 {
+                throw MultipartError(code: .invalidLimit, message: "\(name) must be at least 1, got \(value)")
+            }
+        }
     }
 
     /// How strictly the parser reads line endings and headers.
@@ -52,8 +74,8 @@ extension MultipartParser {
     /// Departures from the common form that the parser met and accepted.
     ///
     /// Both modes accept and report what RFC 2046 allows but browsers never send (a preamble, a CRLF before the
-    /// first boundary, a body that ends right after `--boundary--`, folded header lines); only lenient mode accepts
-    /// the rest.
+    /// first boundary, a body that ends right after `--boundary--`, folded header lines) and an empty part whose
+    /// delimiter follows its headers directly; only lenient mode accepts the rest.
     public struct Quirks: OptionSet, Sendable, Hashable {
         public let rawValue: UInt16
         public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -72,7 +94,11 @@ extension MultipartParser {
         public static let duplicateHeaders = Quirks(rawValue: 1 << 5)
         /// A disposition type other than `form-data` (lenient mode).
         public static let otherDispositionType = Quirks(rawValue: 1 << 6)
-        /// Text followed `--boundary--` without a line break (lenient mode).
+        /// Text, or more than ``MultipartParser/maxTransportPadding`` blanks, followed `--boundary--` on its line
+        /// (lenient mode).
         public static let textAfterCloseDelimiter = Quirks(rawValue: 1 << 7)
+        /// A part's header block was followed directly by the next delimiter, its empty line doubling as the
+        /// delimiter's line break: an empty part (both modes; Go and Werkzeug read it the same way).
+        public static let delimiterAfterHeaders = Quirks(rawValue: 1 << 8)
     }
 }

@@ -22,15 +22,19 @@
 /// ```
 ///
 /// Memory: body bytes come out as slices of the appended chunks. The parser holds back at most the bytes that may
-/// begin a delimiter (a boundary's length and a little padding) and one part's header block
+/// begin a delimiter (a boundary's length and ``maxTransportPadding`` blanks) and one part's header block
 /// (``Limits/maxHeaderBytesPerPart``), so it never holds more than one chunk plus those, provided the caller drains
-/// ``next()`` before appending again.
+/// ``next()`` before appending again; ``bufferedByteCount`` says how much it holds.
 ///
-/// Speed: the boundary search is a vectorized scan (``BoundaryScanner``) over each contiguous chunk, linear in every
-/// input, CR/LF-dense and boundary-prefix-dense ones included. Preamble and epilogue are skipped a chunk at a time.
+/// Speed: the boundary search is a vectorized scan (`BoundaryScanner`) over each contiguous chunk, linear in every
+/// input, CR/LF-dense and boundary-prefix-dense ones included. Preamble, padding and epilogue are skipped as they
+/// arrive, never rescanned.
 ///
 /// Errors are ``MultipartError``s with the byte offset in the body and, for parts, the part index. After an error
 /// every call throws it again.
+///
+/// The parser is an explicit state machine (``State``): each state carries its own data, and its transitions live
+/// in one file, `MultipartParser+<State>.swift`.
 public struct MultipartParser: Sendable {
     /// The boundary the body is split on.
     public let boundary: MultipartBoundary
@@ -43,48 +47,86 @@ public struct MultipartParser: Sendable {
     /// The parts begun so far.
     public internal(set) var partCount = 0
 
+    /// The most transport padding (spaces and tabs) accepted after a boundary (RFC 2046 §5.1.1 allows any amount;
+    /// no client sends more than a few bytes).
+    public static let maxTransportPadding = 64
+
     /// Unread input. Its first byte is at body offset `bufferOffset`.
     var buffer: ArraySlice<UInt8> = []
     var bufferOffset: Int64 = 0
     var state: State = .preamble
-    var inputEnded = false
-    /// Whether the close delimiter has been found.
-    var closed = false
-    /// The current part: its body bytes so far, and whether it is a file (for the field or file limit).
-    var partBytes: Int64 = 0
-    var partIsFile = false
-    /// The header fields of the part whose header block is arriving, parsed line by line.
-    var pendingFields: [MultipartHeaders.Field] = []
     /// `--boundary`, and the scanner for the delimiter that precedes it inside the body.
     let dashBoundary: [UInt8]
     let scanner: BoundaryScanner
 
-    /// The parser's states. Each says what it reads and where it goes next.
+    /// The parser's states. Each carries what it needs and says where it goes next.
     enum State: Sendable {
-        /// Skipping bytes before the first `--boundary`. Next: `.headers` (a part) or `.closed` (an empty body).
+        /// Skipping bytes before the first `--boundary` (`+Preamble`). Next: `.partStart` after a delimiter line,
+        /// `.end` after a close delimiter (an empty form).
         case preamble
-        /// Collecting a part's header block; its first `scanned` bytes are whole lines, none of them empty, already
-        /// parsed into `pendingFields`. Next: `.body`, emitting `.partHeaders`.
-        case headers(scanned: Int)
-        /// Emitting a part's body. Next: `.delimiter` once the delimiter that ends it is at the buffer's start.
-        case body
-        /// The buffer begins with a delimiter of `length` bytes that ends the part and either starts the next
-        /// (`closes == false`) or closes the body. Emits `.partEnd`. Next: `.nextPart` or `.closed`.
-        case delimiter(length: Int, closes: Bool)
-        /// Between a part's end and the next part's headers: checks ``Limits/maxParts``. Next: `.headers`.
-        case nextPart
-        /// The close delimiter was consumed. Emits `.end`. Next: `.afterClose`.
-        case closed
-        /// Reading the transport padding and line break after `--boundary--`. Next: `.epilogue`.
-        case afterClose
-        /// Skipping the epilogue; nothing more is emitted.
+        /// A delimiter line was consumed: a part begins unless ``Limits/maxParts`` is reached (`+Headers`).
+        /// Next: `.headers`.
+        case partStart
+        /// Collecting a part's header block (`+Headers`). Next: `.body`, emitting `.partHeaders`.
+        case headers(HeaderBlock)
+        /// Emitting a part's body (`+Body`). Next: `.delimiter` once the delimiter that ends it is at the
+        /// buffer's start.
+        case body(PartBody)
+        /// The buffer begins with the delimiter that ends the part (`+Body`). Emits `.partEnd`.
+        /// Next: `.partStart`, or `.end` for the close delimiter.
+        case delimiter(Delimiter)
+        /// The close delimiter was consumed (`+Close`). Emits `.end`. Next: `.afterClose`.
+        case end
+        /// Reading the transport padding and line break after `--boundary--`, `padding` blanks so far (`+Close`).
+        /// Next: `.epilogue`.
+        case afterClose(padding: Int)
+        /// Skipping the epilogue as it arrives; nothing more is emitted (`+Close`). Next: `.finished` at
+        /// ``finish()``.
         case epilogue
+        /// ``finish()`` accepted the body: every call returns nil, and ``append(_:)-(ArraySlice<UInt8>)`` throws.
+        case finished
         /// A failure; every later call throws it.
         case failed(MultipartError)
+        /// Holds nothing. Only seen inside a transition, while a state's data is mutated in place (moved out of
+        /// the enum so that its buffers are uniquely referenced and grow without a copy).
+        case transitioning
+    }
+
+    /// A part's header block as it arrives.
+    struct HeaderBlock: Sendable {
+        /// Bytes at the buffer's start that are whole header lines, none of them empty, already parsed into
+        /// `fields`, so that input arriving a byte at a time is scanned once, not once per byte.
+        var scanned = 0
+        var fields: [MultipartHeaders.Field] = []
+        /// Quirks met in these lines; recorded when the block is complete, so that a limit error inside the
+        /// block reports the same quirks for every chunking.
+        var quirks: Quirks = []
+    }
+
+    /// A part whose body is being emitted.
+    struct PartBody: Sendable {
+        /// Body bytes emitted so far.
+        var bytes: Int64 = 0
+        /// ``Limits/maxFileBytes`` or ``Limits/maxFieldBytes``.
+        let limit: Int64
+        let isFile: Bool
+    }
+
+    /// A delimiter found at the buffer's start.
+    struct Delimiter: Sendable {
+        /// Its bytes, from its line break through the line break after `--boundary` (or through `--boundary--`).
+        let length: Int
+        /// Whether it is the close delimiter.
+        let closes: Bool
+        /// Quirks it shows; recorded when it is consumed, not when it is first seen.
+        let quirks: Quirks
     }
 
     /// A parser for bodies split on `boundary`.
-    public init(boundary: MultipartBoundary, limits: Limits = .default, mode: Mode = .strict) {
+    ///
+    /// - Throws: ``MultipartError/Code/invalidLimit`` when a limit is below 1, naming it.
+    public init(boundary: MultipartBoundary, limits: Limits = .default, mode: Mode = .strict) throws {
+        try limits.validate()
         self.boundary = boundary
         self.limits = limits
         self.mode = mode
@@ -94,13 +136,17 @@ public struct MultipartParser: Sendable {
 
     /// A parser for the boundary in a `Content-Type` header value.
     ///
-    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws.
+    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws; ``MultipartError/Code/invalidLimit``.
     public init(contentType: String, limits: Limits = .default, mode: Mode = .strict) throws {
-        self.init(boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode)
+        try self.init(boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode)
     }
 
     /// The body offset of the next byte the parser has not consumed.
     public var offset: Int64 { bufferOffset }
+
+    /// The bytes appended but not yet consumed: what the parser holds now. Bounded by the last chunk, one header
+    /// block and a delimiter's length, once ``next()`` has returned nil.
+    public var bufferedByteCount: Int { buffer.count }
 
     // MARK: Input
 
@@ -110,9 +156,11 @@ public struct MultipartParser: Sendable {
     /// - Throws: ``MultipartError/Code/limitExceeded`` past ``Limits/maxBodyBytes``; the parser's earlier error;
     ///   ``MultipartError/Code/invalidState`` after ``finish()``.
     public mutating func append(_ bytes: ArraySlice<UInt8>) throws {
-        if case .failed(let error) = state { throw error }
-        guard !inputEnded else {
+        switch state {
+        case .failed(let error): throw error
+        case .finished:
             throw MultipartError(code: .invalidState, message: "append(_:) after finish()", offset: bufferOffset)
+        default: break
         }
         let end = bufferOffset + Int64(buffer.count) + Int64(bytes.count)
         guard end <= limits.maxBodyBytes else {
@@ -137,49 +185,6 @@ public struct MultipartParser: Sendable {
     /// Appends the next bytes of the body from any collection (copied).
     public mutating func append(contentsOf bytes: some Collection<UInt8>) throws { try append(Array(bytes)[...]) }
 
-    /// Marks the end of the input.
-    ///
-    /// Call it after ``next()`` returned nil for the last chunk. Events already found stay available.
-    ///
-    /// - Throws: ``MultipartError/Code/boundaryNotFound`` when no delimiter came at all,
-    ///   ``MultipartError/Code/truncated`` when the input ended inside a part,
-    ///   ``MultipartError/Code/missingCloseDelimiter`` when it ended after a part without `--boundary--`.
-    public mutating func finish() throws {
-        if case .failed(let error) = state { throw error }
-        inputEnded = true
-        if closed {
-            if case .afterClose = state, buffer.isEmpty { quirks.insert(.missingFinalLineBreak) }
-            return
-        }
-        switch state {
-        case .preamble:
-            throw fail(
-                MultipartError(
-                    code: .boundaryNotFound,
-                    message: "the body never contains the boundary \(String(reflecting: boundary.value))",
-                    offset: bufferOffset + Int64(buffer.count)))
-        case .headers where buffer.isEmpty, .delimiter(_, closes: false), .nextPart:
-            throw fail(
-                MultipartError(
-                    code: .missingCloseDelimiter,
-                    message: "the body ended after part \(partCount - 1) without the close delimiter "
-                        + "--\(boundary.value)--",
-                    offset: bufferOffset + Int64(buffer.count)))
-        case .headers:
-            throw fail(
-                MultipartError(
-                    code: .truncated, message: "the body ended inside the headers of part \(partCount - 1)",
-                    offset: bufferOffset + Int64(buffer.count), partIndex: currentPartIndex))
-        default:
-            throw fail(
-                MultipartError(
-                    code: .truncated,
-                    message: "the body ended inside part \(partCount - 1) (\(partBytes) body bytes read) "
-                        + "before its closing boundary",
-                    offset: bufferOffset + Int64(buffer.count), partIndex: currentPartIndex))
-        }
-    }
-
     // MARK: Output
 
     /// The next event, or nil when the parser needs more input (or the body is complete).
@@ -193,43 +198,122 @@ public struct MultipartParser: Sendable {
         }
     }
 
+    /// Runs transitions until one emits an event or needs input.
     private mutating func step() throws -> Event? {
         while true {
             switch state {
             case .failed(let error):
                 throw error
             case .preamble:
-                guard try skipPreamble() else { return nil }
-            case .headers(let scanned):
-                guard let head = try readHeaders(scannedTo: scanned) else { return nil }
-                return .partHeaders(head)
-            case .body:
-                switch try readBody() {
+                guard try readPreamble() else { return nil }
+            case .partStart:
+                try startPart()
+            case .headers(var block):
+                state = .transitioning
+                return try readHeaders(&block)  // nil: the block is not complete yet
+            case .body(var part):
+                state = .transitioning
+                switch try readBody(&part) {
                 case .bytes(let bytes): return .bodyBytes(bytes)
                 case .delimiterAhead: continue
                 case .needInput: return nil
                 }
-            case .delimiter(let length, let closes):
-                consume(length)
-                state = closes ? .closed : .nextPart
+            case .delimiter(let delimiter):
+                consume(delimiter.length)
+                quirks.formUnion(delimiter.quirks)
+                state = delimiter.closes ? .end : .partStart
                 return .partEnd
-            case .nextPart:
-                try beginPart()
-            case .closed:
-                state = .afterClose
+            case .end:
+                state = .afterClose(padding: 0)
                 return .end
-            case .afterClose:
-                guard try readAfterClose() else { return nil }
+            case .afterClose(let padding):
+                guard try readAfterClose(padding: padding) else { return nil }
             case .epilogue:
                 consume(buffer.count)
                 return nil
+            case .finished:
+                return nil
+            case .transitioning:
+                preconditionFailure("MultipartParser.next() re-entered a transition")
             }
         }
     }
 
+    /// Marks the end of the input.
+    ///
+    /// Call it after ``next()`` returned nil for the last chunk.
+    ///
+    /// - Throws: ``MultipartError/Code/boundaryNotFound`` when no delimiter came at all,
+    ///   ``MultipartError/Code/truncated`` when the input ended inside a part,
+    ///   ``MultipartError/Code/missingCloseDelimiter`` when it ended after a part without `--boundary--`; each fails
+    ///   the parser. ``MultipartError/Code/invalidState`` when events are still pending (drain ``next()``, then
+    ///   call again); that one does not.
+    public mutating func finish() throws {
+        switch state {
+        case .failed(let error):
+            throw error
+        case .finished:
+            return
+        case .epilogue:
+            state = .finished
+        case .afterClose(let padding):
+            try finishAfterClose(padding: padding)
+            state = .finished
+        case .delimiter, .end:
+            throw pendingEventsError()
+        case .partStart:
+            if !buffer.isEmpty { throw pendingEventsError() }
+            throw fail(missingCloseDelimiter())
+        case .preamble:
+            throw fail(
+                MultipartError(
+                    code: .boundaryNotFound,
+                    message: "the body never contains the boundary \(String(reflecting: boundary.value))",
+                    offset: inputEnd))
+        case .headers(let block):
+            if buffer.isEmpty && block.fields.isEmpty { throw fail(missingCloseDelimiter()) }
+            throw fail(
+                MultipartError(
+                    code: .truncated, message: "the body ended inside the headers of part \(partCount - 1)",
+                    offset: inputEnd, partIndex: partCount - 1))
+        case .body(let part):
+            throw fail(
+                MultipartError(
+                    code: .truncated,
+                    message: "the body ended inside part \(partCount - 1) (\(part.bytes) body bytes read) "
+                        + "before its closing boundary",
+                    offset: inputEnd, partIndex: partCount - 1))
+        case .transitioning:
+            preconditionFailure("MultipartParser.finish() inside a transition")
+        }
+    }
+
+    private func missingCloseDelimiter() -> MultipartError {
+        MultipartError(
+            code: .missingCloseDelimiter,
+            message: "the body ended after part \(partCount - 1) without the close delimiter --\(boundary.value)--",
+            offset: inputEnd)
+    }
+
+    private func pendingEventsError() -> MultipartError {
+        MultipartError(
+            code: .invalidState, message: "finish() came while events were pending: drain next() until it returns nil",
+            offset: bufferOffset)
+    }
+
     // MARK: Helpers shared by the states
 
-    var currentPartIndex: Int? { partCount > 0 && !closed ? partCount - 1 : nil }
+    /// The body offset just past the last byte appended.
+    var inputEnd: Int64 { bufferOffset + Int64(buffer.count) }
+
+    /// The part being read, for errors: nil before the first part and after the close delimiter.
+    var currentPartIndex: Int? {
+        switch state {
+        case .headers, .body, .delimiter: partCount - 1
+        case .partStart: partCount
+        default: nil
+        }
+    }
 
     /// Drops `count` bytes from the front of the buffer.
     mutating func consume(_ count: Int) {
@@ -250,19 +334,5 @@ public struct MultipartParser: Sendable {
         if error.offset == nil { error.offset = bufferOffset }
         state = .failed(error)
         return error
-    }
-
-    /// Starts a new part after a delimiter line.
-    mutating func beginPart() throws {
-        guard partCount < limits.maxParts else {
-            throw MultipartError(
-                code: .limitExceeded, message: "the body has more than maxParts (\(limits.maxParts)) parts",
-                offset: bufferOffset, partIndex: partCount)
-        }
-        partCount += 1
-        partBytes = 0
-        partIsFile = false
-        pendingFields = []
-        state = .headers(scanned: 0)
     }
 }

@@ -36,19 +36,32 @@ extension AsyncSequence where Element: MultipartChunk {
     /// Backpressure: chunks are pulled only as the caller asks for parts and bytes, and asking for the next part
     /// skips what is left of the current body. Cancellation reaches the source through its own `next()`; the parts
     /// sequence closes nothing it did not open. Parts and their bodies are read from one task, in order.
+    ///
+    /// The source is not pulled past the chunk that holds the close delimiter: the body is complete there, and a
+    /// client that keeps sending an epilogue cannot keep the server reading. Pass `readsEpilogue: true` to read the
+    /// source to its end (checking the close delimiter's line and skipping the epilogue, within
+    /// ``MultipartParser/Limits/maxBodyBytes``).
+    ///
+    /// - Throws: ``MultipartError/Code/invalidLimit`` for a limit below 1.
     public func multipartParts(
-        boundary: MultipartBoundary, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict
-    ) -> MultipartParts<Self> {
-        MultipartParts(base: self, parser: MultipartParser(boundary: boundary, limits: limits, mode: mode))
+        boundary: MultipartBoundary, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict,
+        readsEpilogue: Bool = false
+    ) throws -> MultipartParts<Self> {
+        MultipartParts(
+            base: self, parser: try MultipartParser(boundary: boundary, limits: limits, mode: mode),
+            readsEpilogue: readsEpilogue)
     }
 
     /// The parts of the body, with the boundary read from a `Content-Type` value.
     ///
-    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws.
+    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws; ``MultipartError/Code/invalidLimit``.
     public func multipartParts(
-        contentType: String, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict
+        contentType: String, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict,
+        readsEpilogue: Bool = false
     ) throws -> MultipartParts<Self> {
-        multipartParts(boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode)
+        try multipartParts(
+            boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode,
+            readsEpilogue: readsEpilogue)
     }
 }
 
@@ -59,9 +72,10 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
 
     let base: Base
     let parser: MultipartParser
+    let readsEpilogue: Bool
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser))
+        AsyncIterator(driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser, readsEpilogue: readsEpilogue))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -127,10 +141,14 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     /// The part whose body is being read, until its `.partEnd`.
     private var openPart: Int?
     private var sourceEnded = false
+    /// Whether `.end` came: no part follows.
+    private var ended = false
+    private let readsEpilogue: Bool
 
-    init(iterator: Base.AsyncIterator, parser: MultipartParser) {
+    init(iterator: Base.AsyncIterator, parser: MultipartParser, readsEpilogue: Bool) {
         self.iterator = iterator
         self.parser = parser
+        self.readsEpilogue = readsEpilogue
     }
 
     /// The next parser event, pulling chunks from the source as needed; nil after the end of the source.
@@ -153,6 +171,7 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
 
     /// Skips what is left of the open part, then returns the next part's head, or nil after the last part.
     func nextPart() async throws -> MultipartPartHead? {
+        guard !ended else { return nil }
         while let event = try await nextEvent() {
             switch event {
             case .partHeaders(let head):
@@ -160,7 +179,12 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
                 return head
             case .bodyBytes: continue
             case .partEnd: openPart = nil
-            case .end: continue  // the epilogue may follow; the source is read to its end
+            case .end:
+                ended = true
+                if readsEpilogue {
+                    while try await nextEvent() != nil {}  // to the source's end; finish() checks the close line
+                }
+                return nil
             }
         }
         return nil

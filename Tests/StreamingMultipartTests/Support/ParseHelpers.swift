@@ -13,7 +13,7 @@ struct ParsedPart: Equatable {
 enum ParseOutcome: Equatable {
     case parsed([ParsedPart], MultipartParser.Quirks)
     /// The error, and what was emitted before it (which must not depend on the chunking either).
-    case failed(MultipartError.Code, offset: Int64?, partsSoFar: [ParsedPart] = [])
+    case failed(MultipartError.Code, offset: Int64?, partsSoFar: [ParsedPart] = [], quirks: MultipartParser.Quirks = [])
 
     var parts: [ParsedPart]? {
         if case .parsed(let parts, _) = self { return parts }
@@ -21,8 +21,15 @@ enum ParseOutcome: Equatable {
     }
 
     var error: MultipartError.Code? {
-        if case .failed(let code, _, _) = self { return code }
+        if case .failed(let code, _, _, _) = self { return code }
         return nil
+    }
+
+    /// The quirks the parser reported, whether it succeeded or failed.
+    var quirks: MultipartParser.Quirks {
+        switch self {
+        case .parsed(_, let quirks), .failed(_, _, _, let quirks): quirks
+        }
     }
 }
 
@@ -31,7 +38,7 @@ func parse(
     _ body: [UInt8], boundary: String, mode: MultipartParser.Mode = .strict, limits: MultipartParser.Limits = .default,
     splitAt cuts: [Int]
 ) -> ParseOutcome {
-    var parser = MultipartParser(boundary: try! MultipartBoundary(contentTypeBoundary: boundary), limits: limits, mode: mode)
+    var parser = try! MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits, mode: mode)
     var parts: [ParsedPart] = []
     var inPart = false
     var ended = false
@@ -64,7 +71,7 @@ func parse(
         #expect(ended, "finish() succeeded without an end event")
         return .parsed(parts, parser.quirks)
     } catch let error as MultipartError {
-        return .failed(error.code, offset: error.offset, partsSoFar: parts)
+        return .failed(error.code, offset: error.offset, partsSoFar: parts, quirks: parser.quirks)
     } catch {
         Issue.record("unexpected error type: \(error)")
         return .failed(.invalidState, offset: nil)

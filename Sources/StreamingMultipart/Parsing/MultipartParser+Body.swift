@@ -1,0 +1,84 @@
+extension MultipartParser {
+    /// What one `.body` transition did.
+    enum BodyStep {
+        case bytes(ArraySlice<UInt8>)
+        case delimiterAhead
+        case needInput
+    }
+
+    /// `.body`: emits bytes up to the next delimiter, or up to what may begin one.
+    ///
+    /// Transitions: to `.delimiter` once the delimiter that ends the part is found (after the bytes before it are
+    /// emitted); stays otherwise. The caller has moved the part out of the state (`.transitioning`).
+    ///
+    /// A body that begins with `--boundary` is empty: the header block's final line break doubles as the
+    /// delimiter's, as some clients send an empty value and as Go reads it. It is never read as data, which would
+    /// merge this part with the next one.
+    ///
+    /// Errors in the body (a malformed delimiter, a part over its limit) are thrown only after every body byte
+    /// before them has been emitted, so the events before an error do not depend on how the input was chunked.
+    mutating func readBody(_ part: inout PartBody) throws -> BodyStep {
+        if part.bytes == 0, let step = try readDelimiterAtBodyStart() {
+            if case .needInput = step { state = .body(part) }
+            return step
+        }
+        let start = buffer.startIndex
+        var end: Int
+        var next = State.body(part)
+        var pendingError: MultipartError?
+        if let found = findDelimiter(from: start) {
+            if let delimiter = found.delimiter {
+                next = .delimiter(delimiter)
+            } else if case .invalid(let error) = found.kind {
+                pendingError = error
+            }
+            end = found.start
+        } else {
+            end = keepFrom(searchStart: start)
+        }
+        guard end > start else {
+            state = next
+            if let pendingError { throw pendingError }
+            if case .delimiter = next { return .delimiterAhead }
+            return .needInput
+        }
+        if part.bytes == part.limit { throw limitError(part) }
+        if part.bytes + Int64(end - start) > part.limit {
+            end = start + Int(part.limit - part.bytes)  // up to the limit now; the error on the next call
+            next = .body(part)
+        }
+        let bytes = buffer[start..<end]
+        consume(end - start)
+        part.bytes += Int64(bytes.count)
+        if case .body = next { next = .body(part) }
+        state = next
+        return .bytes(bytes)
+    }
+
+    /// At the start of a body: the delimiter that ends an empty part without a line break of its own, if the buffer
+    /// begins with one. Returns nil when it does not (the body is read as usual).
+    private mutating func readDelimiterAtBodyStart() throws -> BodyStep? {
+        let prefix = min(buffer.count, dashBoundary.count)
+        guard buffer.starts(with: dashBoundary[..<prefix]) else { return nil }
+        guard prefix == dashBoundary.count else { return .needInput }
+        let kind = classifyDelimiter(from: buffer.startIndex, boundaryEnd: buffer.startIndex + dashBoundary.count)
+        let delimiter: Delimiter
+        switch kind {
+        case .part(let length): delimiter = Delimiter(length: length, closes: false, quirks: .delimiterAfterHeaders)
+        case .close(let length): delimiter = Delimiter(length: length, closes: true, quirks: .delimiterAfterHeaders)
+        case .needInput: return .needInput
+        case .invalid(let error): throw error
+        case .notDelimiter: return nil
+        }
+        state = .delimiter(delimiter)
+        return .delimiterAhead
+    }
+
+    private func limitError(_ part: PartBody) -> MultipartError {
+        MultipartError(
+            code: .limitExceeded,
+            message: "part \(partCount - 1) is larger than \(part.isFile ? "maxFileBytes" : "maxFieldBytes") "
+                + "(\(part.limit) bytes)",
+            offset: bufferOffset, partIndex: partCount - 1)
+    }
+}

@@ -1,0 +1,101 @@
+import StreamingMultipart
+import Testing
+
+/// Hostile bodies at 1, 16 and 64 MB: the time to parse one must grow linearly with its size (64 MB within 8× of
+/// 16 MB, measured in the same test) and what the parser holds must stay bounded by one chunk and one header block.
+///
+/// Each body is a head, a unit repeated to the size, and a tail, generated a 64 KiB chunk at a time, so the test
+/// itself holds no more than a chunk.
+@Suite(.serialized) struct LinearTimeTests {
+    static let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+
+    struct Flood: CustomTestStringConvertible, Sendable {
+        var name: String
+        var head: [UInt8]
+        var unit: [UInt8]
+        var tail: [UInt8]
+        var mode: MultipartParser.Mode = .strict
+        var limits = MultipartParser.Limits.default
+        /// Whether the unit is a whole part, so that a larger body has more parts.
+        var unitIsAPart = false
+        var testDescription: String { "\(name) (\(mode))" }
+    }
+
+    static var floods: [Flood] {
+        let b = boundary
+        let fileHead = crlf("--\(b)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n\r\n")
+        let close = crlf("\r\n--\(b)--\r\n")
+        let part = crlf("--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n")
+        var manyParts = MultipartParser.Limits.default
+        manyParts.maxParts = 10_000_000
+        var manyParameters = manyParts
+        manyParameters.maxParametersPerHeader = 4096
+        let nearMisses = ["\r\n--\(b.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(b.prefix(19))", "\r--\(b)", "\n--\(b)", "\r\n--\(b)X"]
+        let folded = "--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-Folded: a\r\n"
+            + String(repeating: " folded line\r\n", count: 1000) + "\r\nv\r\n"
+        let parameters = (0..<1200).map { "; p\($0)=v" }.joined()
+        return [
+            Flood(name: "blanks after the close delimiter", head: part + crlf("--\(b)--"), unit: crlf(" \t  "), tail: [], mode: .lenient),
+            Flood(name: "CR/LF flood in a file", head: fileHead, unit: crlf("\r\n\r\r\n\n"), tail: close),
+            Flood(name: "LF flood in a file", head: fileHead, unit: crlf("\n\n\n\n"), tail: close, mode: .lenient),
+            Flood(name: "delimiter near-misses in a file", head: fileHead, unit: crlf(nearMisses.joined()), tail: close),
+            // Lenient mode reads "\n--boundary" as a delimiter, so that near miss is left out.
+            Flood(name: "delimiter near-misses in a file", head: fileHead, unit: crlf(nearMisses.filter { !$0.hasPrefix("\n") }.joined()), tail: close, mode: .lenient),
+            Flood(name: "delimiter near-misses in the preamble", head: [], unit: crlf(nearMisses.joined()), tail: crlf("\r\n") + part + crlf("--\(b)--\r\n")),
+            Flood(name: "long folded headers", head: [], unit: crlf(folded), tail: crlf("--\(b)--\r\n"), limits: manyParts, unitIsAPart: true),
+            Flood(name: "many parameters", head: [], unit: crlf("--\(b)\r\nContent-Disposition: form-data; name=\"a\"\(parameters)\r\n\r\nv\r\n"), tail: crlf("--\(b)--\r\n"), limits: manyParameters, unitIsAPart: true),
+            Flood(name: "many tiny parts", head: [], unit: part, tail: crlf("--\(b)--\r\n"), limits: manyParts, unitIsAPart: true),
+            Flood(name: "many tiny parts", head: [], unit: crlf("--\(b)\nContent-Disposition: form-data; name=\"a\"\n\nv\n"), tail: crlf("--\(b)--\n"), mode: .lenient, limits: manyParts, unitIsAPart: true),
+        ]
+    }
+
+    struct Run {
+        var duration: Duration
+        var maxBuffered: Int
+        var parts: Int
+    }
+
+    /// Parses `flood` grown to about `size` bytes, fed in chunks of about 64 KiB.
+    static func run(_ flood: Flood, size: Int) throws -> Run {
+        let perChunk = max(1, 65536 / flood.unit.count)
+        let block = Array([[UInt8]](repeating: flood.unit, count: perChunk).joined())
+        let chunks = max(1, size / block.count)
+        var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode)
+        var maxBuffered = 0
+        var parts = 0
+        func drain() throws {
+            while let event = try parser.next() {
+                if case .partHeaders = event { parts += 1 }
+            }
+            maxBuffered = max(maxBuffered, parser.bufferedByteCount)
+        }
+        let clock = ContinuousClock()
+        let duration = try clock.measure {
+            try parser.append(flood.head)
+            try drain()
+            for _ in 0..<chunks {
+                try parser.append(block)
+                try drain()
+            }
+            try parser.append(flood.tail)
+            try drain()
+            try parser.finish()
+        }
+        return Run(duration: duration, maxBuffered: maxBuffered, parts: parts)
+    }
+
+    @Test(.timeLimit(.minutes(3)), arguments: floods)
+    func timeGrowsLinearlyAndMemoryStaysBounded(_ flood: Flood) throws {
+        let small = try Self.run(flood, size: 1 << 20)
+        let medium = try Self.run(flood, size: 16 << 20)
+        let large = try Self.run(flood, size: 64 << 20)
+        let ratio = large.duration / medium.duration
+        print("LinearTimeTests: \(flood.testDescription): 1 MB \(small.duration), 16 MB \(medium.duration), 64 MB \(large.duration), 64/16 = \(ratio)")
+        #expect(ratio < 8, "64 MB took \(ratio)× the time of 16 MB")
+        // One chunk (the block) plus a header block plus a delimiter's worth of held-back bytes.
+        let bound = 65536 + flood.unit.count + flood.limits.maxHeaderBytesPerPart + 512
+        #expect(large.maxBuffered <= bound, "held \(large.maxBuffered) bytes")
+        #expect(large.maxBuffered <= medium.maxBuffered + flood.unit.count, "held more for a larger body")
+        if flood.unitIsAPart { #expect(large.parts > medium.parts) }
+    }
+}
