@@ -74,8 +74,10 @@ extension ContentDisposition {
         guard !type.isEmpty else {
             throw MultipartError(code: .invalidHeader, message: "Content-Disposition has no disposition type")
         }
-        self.init(name: name.map(Self.decodeBrowserEscapes), filename: filename.map(Self.decodeBrowserEscapes))
+        // Assigned field by field rather than through init(name:filename:), which would copy the whole value.
         self.type = Self.hasUppercase(type) ? type.lowercased() : type
+        self.name = name.map(Self.decodeBrowserEscapes)
+        self.filename = filename.map(Self.decodeBrowserEscapes)
         self.filenameStar = try filenameStar.map(Self.decodeExtendedValue)
         otherParameters = others
     }

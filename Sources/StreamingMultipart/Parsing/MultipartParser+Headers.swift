@@ -45,17 +45,18 @@ extension MultipartParser {
                 state = .body(PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
                 return .partHeaders(head)
             }
-            try parseHeaderLine(buffer[lineStart..<contentEnd], into: &block)
+            try parseHeaderLine(lineStart..<contentEnd, into: &block)
             lineStart = newline + 1
         }
     }
 
     private func indexOfLineFeed(from index: Int) -> Int? {
         guard index < buffer.endIndex else { return nil }
+        let start = buffer.startIndex  // the closure captures locals only, not the parser
         return buffer.withUnsafeBytes { bytes -> Int? in
-            let offset = index - buffer.startIndex
+            let offset = index - start
             guard let found = memchr(bytes.baseAddress! + offset, 0x0A, bytes.count - offset) else { return nil }
-            return buffer.startIndex + bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
+            return start + bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
         }
     }
 
@@ -81,11 +82,12 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
-    /// Parses one whole header line into the block's fields.
+    /// Parses one whole header line, the buffer's bytes in `range` without the line break, into the block's fields.
     ///
     /// A continuation line (obsolete folding, RFC 5322 §3.2.2) joins the previous value with one space; blanks
     /// around each piece are trimmed, so a value whose first line is empty starts at the continuation's text.
-    private func parseHeaderLine(_ line: ArraySlice<UInt8>, into block: inout HeaderBlock) throws {
+    private func parseHeaderLine(_ range: Range<Int>, into block: inout HeaderBlock) throws {
+        let line = buffer[range]  // taken here, not passed in: an argument sliced from the buffer copies the parser
         let offset = bodyOffset(line.startIndex)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
