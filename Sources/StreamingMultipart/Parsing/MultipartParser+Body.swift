@@ -55,6 +55,16 @@ extension MultipartParser {
         return .bytes(bytes)
     }
 
+    /// `.delimiter`: consumes the delimiter that ends the part and records its quirks.
+    ///
+    /// Transitions: to `.partStart`, or to `.end` for the close delimiter; returns `.partEnd`.
+    mutating func consumeDelimiter(_ delimiter: Delimiter) -> Event {
+        consume(delimiter.length)
+        quirks.formUnion(delimiter.quirks)
+        state = delimiter.closes ? .end : .partStart
+        return .partEnd
+    }
+
     /// At the start of a body: the delimiter that ends an empty part without a line break of its own, if the buffer
     /// begins with one. Returns nil when it does not (the body is read as usual).
     private mutating func readDelimiterAtBodyStart() throws -> BodyStep? {

@@ -1,4 +1,12 @@
 extension MultipartParser {
+    /// `.end`: the body is complete.
+    ///
+    /// Transitions: to `.afterClose`; returns `.end`.
+    mutating func emitEnd() -> Event {
+        state = .afterClose(padding: 0)
+        return .end
+    }
+
     /// `.afterClose`: the transport padding and line break after `--boundary--`, consumed as they arrive; returns
     /// whether the state moved on.
     ///

@@ -219,13 +219,9 @@ public struct MultipartParser: Sendable {
                 case .needInput: return nil
                 }
             case .delimiter(let delimiter):
-                consume(delimiter.length)
-                quirks.formUnion(delimiter.quirks)
-                state = delimiter.closes ? .end : .partStart
-                return .partEnd
+                return consumeDelimiter(delimiter)
             case .end:
-                state = .afterClose(padding: 0)
-                return .end
+                return emitEnd()
             case .afterClose(let padding):
                 guard try readAfterClose(padding: padding) else { return nil }
             case .epilogue:
