@@ -9,15 +9,17 @@ import StreamingMultipart
 typealias CountFn = @convention(c) () -> UInt64
 let mallocCount: CountFn? = dlsym(nil, "malloc_count").map { unsafeBitCast($0, to: CountFn.self) }
 
+/// Parses `input` as a server would, in 64 KiB chunks (slices, no copies); returns the parts and body bytes.
 @inline(never)
-func parse(_ body: ParseFixtures.Body) throws -> Int {
+func parse(_ input: [UInt8], boundary: String) throws -> (parts: Int, bytes: Int) {
     var limits = MultipartParser.Limits.default
-    limits.maxParts = 1_000_000
-    var parser = try MultipartParser(boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"), limits: limits)
+    limits.maxParts = 10_000_000
+    limits.maxFileBytes = 1 << 40
+    var parser = try MultipartParser(
+        boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\"\(boundary)\""), limits: limits)
     var parts = 0
     var bytes = 0
     var offset = 0
-    let input = body.bytes
     repeat {
         let end = min(offset + 65536, input.count)
         try parser.append(input[offset..<end])
@@ -31,32 +33,14 @@ func parse(_ body: ParseFixtures.Body) throws -> Int {
         }
     } while offset < input.count
     try parser.finish()
-    precondition(parts == body.parts && bytes == body.bodyBytes)
-    return parts
+    return (parts, bytes)
 }
 
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "parse" {
     // The bench-peers interface: parse FILE BOUNDARY -> parts=N bytes=M parse_seconds=S
     let input = [UInt8](try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[2])))
-    var limits = MultipartParser.Limits.default
-    limits.maxParts = 10_000_000
-    limits.maxFileBytes = 1 << 40
     let t0 = DispatchTime.now().uptimeNanoseconds
-    var parser = try MultipartParser(boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\"\(CommandLine.arguments[3])\""), limits: limits)
-    var parts = 0, bytes = 0, offset = 0
-    repeat {
-        let end = min(offset + 65536, input.count)
-        try parser.append(input[offset..<end])
-        offset = end
-        while let event = try parser.next() {
-            switch event {
-            case .partHeaders: parts += 1
-            case .bodyBytes(let slice): bytes += slice.count
-            default: break
-            }
-        }
-    } while offset < input.count
-    try parser.finish()
+    let (parts, bytes) = try parse(input, boundary: CommandLine.arguments[3])
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
     print("parts=\(parts) bytes=\(bytes) parse_seconds=\(seconds)")
     exit(0)
@@ -92,7 +76,8 @@ for (name, body) in (only == "F2" ? [("F2 100,000 fields", ParseFixtures.manyFie
     for _ in 0..<reps {
         let a0 = mallocCount?() ?? 0
         let t0 = DispatchTime.now().uptimeNanoseconds
-        _ = try parse(body)
+        let (parts, bytes) = try parse(body.bytes, boundary: ParseFixtures.boundary)
+        precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
         let t1 = DispatchTime.now().uptimeNanoseconds
         allocs = (mallocCount?() ?? 0) - a0
         samples.append(Double(t1 - t0) / 1e9)
