@@ -3,8 +3,9 @@
 // Input: a first line that is the Content-Type value (fuzzing MultipartBoundary(contentType:) and the parameter
 // tokenizer), then a byte that picks the mode and the chunk size, then the body.
 // Checks, beyond "no crash, no hang, no leak": events come in a valid order, body bytes never exceed the input,
-// the same body parsed whole and in small chunks gives the same outcome (parts, error and quirks), and what the
-// parser holds stays within a chunk, a header block and a delimiter.
+// the same body parsed whole and in small chunks gives the same outcome (parts, error and quirks), what the
+// parser holds stays within a chunk, a header block and a delimiter, and every property of a received head (decoded
+// on demand from its bytes) agrees with the headers and a disposition parsed again from them.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -62,6 +63,7 @@ func outcome(
                     precondition(!inPart && !result.ended, "partHeaders inside a part or after the end")
                     inPart = true
                     result.parts.append([head.index, head.name.utf8.count, head.filename?.utf8.count ?? -1, 0])
+                    checkConsistent(head, mode: mode)
                 case .bodyBytes(let bytes):
                     precondition(inPart && !bytes.isEmpty, "bodyBytes outside a part, or empty")
                     total += bytes.count
@@ -86,4 +88,19 @@ func outcome(
     precondition(total <= body.count, "more body bytes than input")
     result.quirks = parser.quirks.rawValue
     return result
+}
+
+/// A received head's properties agree with each other and with a head made from its decoded fields.
+func checkConsistent(_ head: MultipartPartHead, mode: MultipartParser.Mode) {
+    let disposition = head.disposition
+    precondition(head.name == disposition.name ?? "" && head.filename == disposition.filename, "name of \(head)")
+    precondition(head.filenameStar == disposition.filenameStar, "filename* of \(head)")
+    precondition(head.isFile == (disposition.filename != nil || disposition.filenameStar != nil), "isFile of \(head)")
+    precondition(head.contentType == head.headers[.contentType], "content type of \(head)")
+    let value = head.headers[.contentDisposition]!
+    var reparsed = try! ContentDisposition(parsing: value, maxParameters: 1000)
+    if mode == .lenient { reparsed.type = "form-data" }
+    precondition(reparsed == disposition, "disposition of \(head) differs from \(value) parsed again")
+    let made = MultipartPartHead(index: head.index, headers: head.headers, disposition: disposition)
+    precondition(made == head && made.hashValue == head.hashValue, "\(head) differs from its fields")
 }

@@ -3,6 +3,25 @@ import StreamingMultipart
 import Testing
 
 @Suite struct MultipartHeadersTests {
+    /// Every byte in a received header name: accepted exactly when it is an RFC 9110 §5.6.2 `tchar`.
+    @Test func receivedHeaderNamesAreExactlyRFC9110Tokens() throws {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for byte in UInt8.min...UInt8.max where byte != 0x0A && byte != 0x0D && byte != UInt8(ascii: ":") {
+            let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\nX".utf8) + [byte]
+                + Array("Y: v\r\n\r\nvalue\r\n--b--\r\n".utf8)
+            var parser = try MultipartParser(boundary: MultipartBoundary("b"))
+            var accepted = true
+            do {
+                try parser.append(body)
+                while try parser.next() != nil {}
+                try parser.finish()
+            } catch {
+                accepted = false
+            }
+            #expect(accepted == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
     @Test func keepsOrderAndComparesNamesCaseInsensitively() {
         var headers: MultipartHeaders = ["Content-Disposition": "form-data", "X-A": "1"]
         headers.append("x-a", "2")

@@ -28,58 +28,88 @@ extension ContentDisposition {
     ///   `filename*` with a bad `%` escape or an unknown charset; ``MultipartError/Code/limitExceeded`` for more
     ///   than `maxParameters` parameters.
     public init(parsing value: String, maxParameters: Int = defaultMaxParameters) throws {
-        do {
-            try self.init(parsing: value, maxParameters: maxParameters, backslashes: .literal)
-        } catch let error as MultipartError where error.code == .invalidHeader && value.utf8.contains(0x5C) {
-            guard let escaped = try? Self(parsing: value, maxParameters: maxParameters, backslashes: .escapes) else {
-                throw error
-            }
-            self = escaped
+        var value = value
+        self = try value.withUTF8 { bytes in
+            Self(try Self.layout(of: bytes, maxParameters: maxParameters), in: bytes)
         }
     }
 
-    private init(parsing value: String, maxParameters: Int, backslashes: HeaderValueParser.Backslashes) throws {
-        var name: String?
-        var filename: String?
-        var filenameStar: String?
-        var others: [Parameter] = []
-        var otherNames: Set<String> = []
+    /// Where the type and each parameter of a parsed value lie in its bytes. The one reading of a
+    /// `Content-Disposition` that ``init(parsing:maxParameters:)`` and the parser's part heads share, so that the
+    /// two can never disagree.
+    struct Layout {
+        var type: Range<Int>
+        var name: HeaderValueParser.Value?
+        var filename: HeaderValueParser.Value?
+        var filenameStar: HeaderValueParser.Value?
+        /// Other parameters, in order; names are ranges of raw bytes (any case).
+        var others: [(name: Range<Int>, value: HeaderValueParser.Value)] = []
+    }
+
+    /// Parses `bytes` as ``init(parsing:maxParameters:)`` documents: backslashes literal first, then as escapes
+    /// when that fails and the value holds a backslash. Checks everything, `filename*` included; allocates only
+    /// for parameters other than `name`, `filename` and `filename*`.
+    static func layout(of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int) throws -> Layout {
+        do {
+            return try layout(of: bytes, maxParameters: maxParameters, backslashes: .literal)
+        } catch let error as MultipartError where error.code == .invalidHeader && bytes.contains(0x5C) {
+            guard let escaped = try? layout(of: bytes, maxParameters: maxParameters, backslashes: .escapes) else {
+                throw error
+            }
+            return escaped
+        }
+    }
+
+    private static func layout(
+        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, backslashes: HeaderValueParser.Backslashes
+    ) throws -> Layout {
+        var layout = Layout(type: 0..<0)
+        var otherNames: Set<String> = []  // only filled by other parameters, so that repeats are found in linear time
         var count = 0
         func repeated(_ parameter: String) -> MultipartError {
             MultipartError(code: .invalidHeader, message: "Content-Disposition gives the parameter \(parameter) twice")
         }
-        // One pass and no intermediate list: this runs once for every part a server receives.
-        let type = try HeaderValueParser.scan(value, header: "Content-Disposition", backslashes: backslashes) {
-            parameter, text in
+        layout.type = try HeaderValueParser.scan(bytes, header: "Content-Disposition", backslashes: backslashes) {
+            parameter, value in
             count += 1
             guard count <= maxParameters else {
                 throw MultipartError(
                     code: .limitExceeded, message: "Content-Disposition has more than \(maxParameters) parameters")
             }
             if HeaderValueParser.name(parameter, is: "name") {
-                guard name == nil else { throw repeated("name") }
-                name = text
+                guard layout.name == nil else { throw repeated("name") }
+                layout.name = value
             } else if HeaderValueParser.name(parameter, is: "filename") {
-                guard filename == nil else { throw repeated("filename") }
-                filename = text
+                guard layout.filename == nil else { throw repeated("filename") }
+                layout.filename = value
             } else if HeaderValueParser.name(parameter, is: "filename*") {
-                guard filenameStar == nil else { throw repeated("filename*") }
-                filenameStar = text
+                guard layout.filenameStar == nil else { throw repeated("filename*") }
+                _ = try decodeExtendedValue(value.decoded(in: bytes))
+                layout.filenameStar = value
             } else {
                 let lowercased = HeaderValueParser.lowercased(parameter)
                 guard otherNames.insert(lowercased).inserted else { throw repeated(lowercased) }
-                others.append(Parameter(name: lowercased, value: text))
+                let start = bytes.baseAddress!.distance(to: parameter.baseAddress!)
+                layout.others.append((start..<(start + parameter.count), value))
             }
         }
-        guard !type.isEmpty else {
+        guard !layout.type.isEmpty else {
             throw MultipartError(code: .invalidHeader, message: "Content-Disposition has no disposition type")
         }
-        // Assigned field by field rather than through init(name:filename:), which would copy the whole value.
+        return layout
+    }
+
+    /// The disposition that `layout` describes in `bytes`: values unescaped and decoded.
+    init(_ layout: Layout, in bytes: UnsafeBufferPointer<UInt8>) {
+        let type = String(decoding: UnsafeBufferPointer(rebasing: bytes[layout.type]), as: UTF8.self)
         self.type = Self.hasUppercase(type) ? type.lowercased() : type
-        self.name = name.map(Self.decodeBrowserEscapes)
-        self.filename = filename.map(Self.decodeBrowserEscapes)
-        self.filenameStar = try filenameStar.map(Self.decodeExtendedValue)
-        otherParameters = others
+        name = layout.name.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
+        filename = layout.filename.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
+        filenameStar = layout.filenameStar.map { try! Self.decodeExtendedValue($0.decoded(in: bytes)) }  // checked
+        otherParameters = layout.others.map { name, value in
+            Parameter(
+                name: HeaderValueParser.lowercased(UnsafeBufferPointer(rebasing: bytes[name])), value: value.decoded(in: bytes))
+        }
     }
 
     private static func hasUppercase(_ text: String) -> Bool {

@@ -26,51 +26,93 @@ enum HeaderValueParser {
     private static let quote = UInt8(ascii: "\"")
     private static let backslash = UInt8(ascii: "\\")
 
-    /// Tokenizes `text`, calling `visit` with each parameter's name (raw bytes, any case) and unquoted value, and
-    /// returns the main value. Allocates nothing but the strings it hands out.
+    /// Where a parameter's value lies in the header value: its bytes without the quotes, and whether they hold
+    /// `\"` or `\\` escapes to undo (a quoted string read with ``Backslashes/escapes``).
+    struct Value {
+        var range: Range<Int>
+        var hasEscapes = false
+
+        /// The value, unescaped.
+        func decoded(in bytes: UnsafeBufferPointer<UInt8>) -> String {
+            let raw = UnsafeBufferPointer(rebasing: bytes[range])
+            guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
+            var result: [UInt8] = []
+            result.reserveCapacity(raw.count)
+            var index = 0
+            while index < raw.count {
+                if raw[index] == backslash, index + 1 < raw.count, raw[index + 1] == quote || raw[index + 1] == backslash {
+                    index += 1
+                }
+                result.append(raw[index])
+                index += 1
+            }
+            return String(decoding: result, as: UTF8.self)
+        }
+    }
+
+    /// Tokenizes `bytes`, calling `visit` with each parameter's name (raw bytes, any case) and value, and returns
+    /// the main value's range, trimmed. Allocates nothing.
+    static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, header: String, backslashes: Backslashes,
+        visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: Value) throws -> Void
+    ) throws -> Range<Int> {
+        var index = 0
+        while index < bytes.count, bytes[index] != semicolon { index += 1 }
+        let main = trimmed(bytes, 0..<index)
+        while index < bytes.count {  // at a `;`
+            index = skipSpaces(bytes, from: index + 1)
+            if index == bytes.count { break }  // a trailing `;`
+            let nameStart = index
+            while index < bytes.count, bytes[index] != equals, bytes[index] != semicolon { index += 1 }
+            let name = UnsafeBufferPointer(rebasing: bytes[trimmed(bytes, nameStart..<index)])
+            guard index < bytes.count, bytes[index] == equals else {
+                throw invalid(header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
+            }
+            guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
+            index = skipSpaces(bytes, from: index + 1)
+            let value: Value
+            if index < bytes.count, bytes[index] == quote {
+                (value, index) = try quotedString(bytes, from: index, header: header, backslashes: backslashes)
+                index = skipSpaces(bytes, from: index)
+                guard index == bytes.count || bytes[index] == semicolon else {
+                    throw invalid(header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
+                }
+            } else {
+                let valueStart = index
+                while index < bytes.count, bytes[index] != semicolon { index += 1 }
+                value = Value(range: trimmed(bytes, valueStart..<index))
+            }
+            try visit(name, value)
+        }
+        return main
+    }
+
+    /// ``scan(_:header:backslashes:visit:)-(UnsafeBufferPointer<UInt8>,_,_,_)`` over a string, with values
+    /// decoded; returns the main value.
     static func scan(
         _ text: String, header: String, backslashes: Backslashes,
         visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) throws -> Void
     ) throws -> String {
         var text = text
         return try text.withUTF8 { bytes in
-            var index = 0
-            while index < bytes.count, bytes[index] != semicolon { index += 1 }
-            let main = string(bytes, trimming: 0..<index)
-            while index < bytes.count {  // at a `;`
-                index = skipSpaces(bytes, from: index + 1)
-                if index == bytes.count { break }  // a trailing `;`
-                let nameStart = index
-                while index < bytes.count, bytes[index] != equals, bytes[index] != semicolon { index += 1 }
-                let name = trimmed(bytes, nameStart..<index)
-                guard index < bytes.count, bytes[index] == equals else {
-                    throw invalid(header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
-                }
-                guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
-                index = skipSpaces(bytes, from: index + 1)
-                let value: String
-                if index < bytes.count, bytes[index] == quote {
-                    (value, index) = try quotedString(bytes, from: index, header: header, backslashes: backslashes)
-                    index = skipSpaces(bytes, from: index)
-                    guard index == bytes.count || bytes[index] == semicolon else {
-                        throw invalid(header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
-                    }
-                } else {
-                    let valueStart = index
-                    while index < bytes.count, bytes[index] != semicolon { index += 1 }
-                    value = string(bytes, trimming: valueStart..<index)
-                }
-                try visit(name, value)
+            let main = try scan(bytes, header: header, backslashes: backslashes) { name, value in
+                try visit(name, value.decoded(in: bytes))
             }
-            return main
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[main]), as: UTF8.self)
         }
     }
 
-    /// Whether `name` equals `lowercaseName` in any case.
+    /// Whether `name` equals `lowercaseName` in ASCII case-insensitive comparison.
     static func name(_ name: UnsafeBufferPointer<UInt8>, is lowercaseName: StaticString) -> Bool {
         guard name.count == lowercaseName.utf8CodeUnitCount else { return false }
         let expected = lowercaseName.utf8Start
-        for index in 0..<name.count where asciiLowercased(name[index]) != expected[index] { return false }
+        for index in 0..<name.count {
+            let byte = name[index]
+            let wanted = expected[index]
+            // `| 0x20` lower-cases a letter; only a letter may match that way (CR | 0x20 is `-`).
+            guard byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z"))
+            else { return false }
+        }
         return true
     }
 
@@ -85,30 +127,21 @@ enum HeaderValueParser {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
-    /// Reads a quoted string whose opening quote is at `start`; returns it and the index after its closing quote.
+    /// Reads a quoted string whose opening quote is at `start`; returns its value and the index after its closing
+    /// quote.
     private static func quotedString(
         _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, header: String, backslashes: Backslashes
-    ) throws -> (String, Int) {
+    ) throws -> (Value, Int) {
         var index = start + 1
-        // The usual quoted string has no backslash: one copy straight into the String.
-        while index < bytes.count, bytes[index] != quote, backslashes == .literal || bytes[index] != backslash {
-            index += 1
-        }
-        if index < bytes.count, bytes[index] == quote {
-            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<index]), as: UTF8.self), index + 1)
-        }
-        var runStart = start + 1
-        var result: [UInt8] = []
+        var hasEscapes = false
         while index < bytes.count {
             switch bytes[index] {
             case quote:
-                result += bytes[runStart..<index]
-                return (String(decoding: result, as: UTF8.self), index + 1)
-            case backslash where index + 1 < bytes.count && (bytes[index + 1] == quote || bytes[index + 1] == backslash):
-                result += bytes[runStart..<index]
-                result.append(bytes[index + 1])
+                return (Value(range: (start + 1)..<index, hasEscapes: hasEscapes), index + 1)
+            case backslash where backslashes == .escapes && index + 1 < bytes.count
+                && (bytes[index + 1] == quote || bytes[index + 1] == backslash):
+                hasEscapes = true
                 index += 2
-                runStart = index
             default:
                 index += 1
             }
@@ -122,16 +155,12 @@ enum HeaderValueParser {
         return index
     }
 
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
         var lower = range.lowerBound
         var upper = range.upperBound
         while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
         while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
-        return UnsafeBufferPointer(rebasing: bytes[lower..<upper])
-    }
-
-    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, trimming range: Range<Int>) -> String {
-        String(decoding: trimmed(bytes, range), as: UTF8.self)
+        return lower..<upper
     }
 
     private static func invalid(_ header: String, _ message: String) -> MultipartError {

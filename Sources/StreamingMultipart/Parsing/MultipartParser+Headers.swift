@@ -40,7 +40,7 @@ extension MultipartParser {
             try checkHeaderSize(newline + 1 - start)
             let contentEnd = try lineContentEnd(lineStart: lineStart, newline: newline, quirks: &block.quirks)
             if contentEnd == lineStart {
-                let head = try makeHead(&block)
+                let head = try makeHead(block, lineBytes: lineStart - start)
                 consume(newline + 1 - start)
                 state = .body(PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
                 return .partHeaders(head)
@@ -82,7 +82,8 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
-    /// Parses one whole header line, the buffer's bytes in `range` without the line break, into the block's fields.
+    /// Checks one whole header line, the buffer's bytes in `range` without the line break, and counts it in the
+    /// block. The line is read into the head only when the block is complete (``makeHead(_:lineBytes:)``).
     ///
     /// A continuation line (obsolete folding, RFC 5322 §3.2.2) joins the previous value with one space; blanks
     /// around each piece are trimmed, so a value whose first line is empty starts at the continuation's text.
@@ -91,67 +92,75 @@ extension MultipartParser {
         let offset = bodyOffset(line.startIndex)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
-        let (colon, hasCR) = line.withUnsafeBytes { bytes -> (Int?, Bool) in
-            guard let base = bytes.baseAddress else { return (nil, false) }
-            if memchr(base, 0x0D, bytes.count) != nil { return (nil, true) }
-            let found = memchr(base, Int32(UInt8(ascii: ":")), bytes.count)
-            return (found.map { line.startIndex + base.distance(to: UnsafeRawPointer($0)) }, false)
+        // One pass over the name: token characters up to the colon.
+        let (nameEnd, hasCR, kind) = line.withUnsafeBufferPointer { bytes -> (Int, Bool, ReceivedHead.Kind) in
+            if memchr(bytes.baseAddress!, 0x0D, bytes.count) != nil { return (0, true, .other) }
+            var end = 0
+            while end < bytes.count, MultipartHeaders.isTokenCharacter(bytes[end]) { end += 1 }
+            guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, false, .other) }
+            return (end, false, ReceivedHead.Kind(UnsafeBufferPointer(rebasing: bytes[..<end])))
         }
         if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
         if Self.isBlank(line[line.startIndex]) {
-            guard !block.fields.isEmpty else {
+            guard block.fields > 0 else {
                 throw headerError("the first header line is a continuation", offset: offset)
             }
             block.quirks.insert(.headerFolding)
-            let piece = Self.trimmed(line)
-            if !piece.isEmpty {
-                let last = block.fields.count - 1
-                if !block.fields[last].value.isEmpty { block.fields[last].value += " " }
-                block.fields[last].value += String(decoding: piece, as: UTF8.self)
-            }
             return
         }
-        guard let colon else {
-            throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: offset)
+        let colon = line.startIndex + nameEnd
+        guard colon < line.endIndex, line[colon] == UInt8(ascii: ":"), nameEnd > 0 else {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: offset)
+            }
+            throw headerError("the header name \(Self.quoted(line[..<colon])) is not an RFC 9110 token", offset: offset)
         }
-        let name = line[..<colon]
-        guard !name.isEmpty, name.allSatisfy(MultipartHeaders.isTokenCharacter) else {
-            throw headerError("the header name \(Self.quoted(name)) is not an RFC 9110 token", offset: offset)
-        }
-        guard block.fields.count < limits.maxHeadersPerPart else {
+        guard block.fields < limits.maxHeadersPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
                 offset: offset, partIndex: partCount - 1)
         }
-        let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
-        block.fields.append(MultipartHeaders.Field(name: Self.headerName(name), value: value))
+        block.fields += 1
+        switch kind {
+        case .contentDisposition: block.dispositions += 1
+        case .contentType: block.contentTypes += 1
+        case .other: break
+        }
     }
 
-    /// The part's head from its complete header block: repeats resolved, `Content-Disposition` parsed and checked,
-    /// the block's quirks recorded.
-    private mutating func makeHead(_ block: inout HeaderBlock) throws -> MultipartPartHead {
+    /// The part's head from its complete header block, whose lines are the first `lineBytes` bytes of the buffer:
+    /// repeats resolved, `Content-Disposition` parsed and checked, the block's quirks recorded.
+    private mutating func makeHead(_ block: HeaderBlock, lineBytes: Int) throws -> MultipartPartHead {
         var quirks = block.quirks
-        try resolveRepeats(in: &block.fields, quirks: &quirks)
-        var fields: [MultipartHeaders.Field] = []
-        swap(&fields, &block.fields)  // the block's array becomes the head's, uncopied
-        let headers = MultipartHeaders(fields)
-        let disposition = try checkedDisposition(headers, quirks: &quirks)
-        self.quirks.formUnion(quirks)
-        return MultipartPartHead(index: partCount - 1, headers: headers, disposition: disposition)
-    }
-
-    /// The part's `Content-Disposition: form-data` with a `name`, parsed.
-    private func checkedDisposition(_ headers: MultipartHeaders, quirks: inout Quirks) throws -> ContentDisposition {
-        guard let value = headers[.contentDisposition] else {
+        let repeated = block.dispositions > 1 ? MultipartHeaders.Name.contentDisposition
+            : block.contentTypes > 1 ? MultipartHeaders.Name.contentType : nil
+        if let repeated {
+            // `Content-Disposition` and `Content-Type` may appear once: strict mode refuses a repeat, lenient mode
+            // keeps the last of each.
+            guard mode == .lenient else {
+                throw MultipartError(
+                    code: .duplicateHeader, message: "part \(partCount - 1) has more than one \(repeated) header",
+                    offset: bufferOffset, partIndex: partCount - 1)
+            }
+            quirks.insert(.duplicateHeaders)
+        }
+        guard block.dispositions > 0 else {
             throw MultipartError(
                 code: .missingContentDisposition,
                 message: "part \(partCount - 1) has no Content-Disposition header (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
-        var disposition: ContentDisposition
+        let dropping = (max(block.dispositions - 1, 0), max(block.contentTypes - 1, 0))
+        let (index, fieldCount) = (partCount - 1, block.fields - dropping.0 - dropping.1)
+        let maxParameters = limits.maxParametersPerHeader
+        let head: ReceivedHead
         do {
-            disposition = try ContentDisposition(parsing: value, maxParameters: limits.maxParametersPerHeader)
+            head = try buffer.withUnsafeBufferPointer { bytes in
+                try ReceivedHead.make(
+                    index: index, lines: UnsafeBufferPointer(rebasing: bytes[..<lineBytes]), fieldCount: fieldCount,
+                    dropping: dropping, maxParameters: maxParameters)
+            }
         } catch var error as MultipartError {
             if error.code == .limitExceeded {
                 error.message = "the Content-Disposition of part \(partCount - 1) has more than maxParametersPerHeader "
@@ -163,76 +172,28 @@ extension MultipartParser {
             error.partIndex = partCount - 1
             throw error
         }
-        if disposition.type != "form-data" {
+        let info = head.info
+        if !info.isFormData {
             guard mode == .lenient else {
+                let type = head.withDisposition { String(decoding: UnsafeBufferPointer(rebasing: $0[info.type]), as: UTF8.self) }
                 throw headerError(
-                    "the Content-Disposition type is \(String(reflecting: disposition.type)), not form-data",
+                    "the Content-Disposition type is \(String(reflecting: type.lowercased())), not form-data",
                     offset: bufferOffset)
             }
             quirks.insert(.otherDispositionType)
-            disposition.type = "form-data"
         }
-        guard disposition.name != nil else {
+        guard info.name != nil else {
             throw MultipartError(
                 code: .missingName, message: "the Content-Disposition of part \(partCount - 1) has no name (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
-        return disposition
-    }
-
-    /// `Content-Disposition` and `Content-Type` may appear once: strict mode refuses a repeat, lenient mode keeps
-    /// the last of each. One pass, no allocation in the usual case.
-    private func resolveRepeats(in fields: inout [MultipartHeaders.Field], quirks: inout Quirks) throws {
-        var lastDisposition: Int?
-        var lastType: Int?
-        var repeated: MultipartHeaders.Name?
-        for index in fields.indices {
-            let name = fields[index].name
-            if name == .contentDisposition {
-                if lastDisposition != nil { repeated = .contentDisposition }
-                lastDisposition = index
-            } else if name == .contentType {
-                if lastType != nil { repeated = .contentType }
-                lastType = index
-            }
-        }
-        guard let repeated else { return }
-        guard mode == .lenient else {
-            throw MultipartError(
-                code: .duplicateHeader, message: "part \(partCount - 1) has more than one \(repeated) header",
-                offset: bufferOffset, partIndex: partCount - 1)
-        }
-        quirks.insert(.duplicateHeaders)
-        fields = fields.enumerated().filter { index, field in
-            !(field.name == .contentDisposition && index != lastDisposition)
-                && !(field.name == .contentType && index != lastType)
-        }.map(\.element)
+        self.quirks.formUnion(quirks)
+        return MultipartPartHead(received: head)
     }
 
     private func headerError(_ message: String, offset: Int64) -> MultipartError {
         MultipartError(
             code: .invalidHeader, message: "part \(partCount - 1): \(message)", offset: offset, partIndex: partCount - 1)
-    }
-
-    /// Browsers' spellings of the common names share one string; other names are copied.
-    private static func headerName(_ bytes: ArraySlice<UInt8>) -> MultipartHeaders.Name {
-        bytes.withUnsafeBytes { name in
-            if Self.equal(name, "Content-Disposition") { return .contentDisposition }
-            if Self.equal(name, "Content-Type") { return .contentType }
-            return MultipartHeaders.Name(String(decoding: name, as: UTF8.self))
-        }
-    }
-
-    private static func equal(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
-        bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
-    }
-
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var lower = bytes.startIndex
-        var upper = bytes.endIndex
-        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
-        while upper > lower, isBlank(bytes[upper - 1]) { upper -= 1 }
-        return bytes[lower..<upper]
     }
 
     private static func quoted(_ bytes: ArraySlice<UInt8>) -> String {

@@ -97,7 +97,11 @@ public struct MultipartParser: Sendable {
         /// Bytes at the buffer's start that are whole header lines, none of them empty, already parsed into
         /// `fields`, so that input arriving a byte at a time is scanned once, not once per byte.
         var scanned = 0
-        var fields: [MultipartHeaders.Field] = []
+        /// Header fields in those lines (continuations not counted), and how many are `Content-Disposition` and
+        /// `Content-Type`. The lines themselves are read into the part's head when the block is complete.
+        var fields = 0
+        var dispositions = 0
+        var contentTypes = 0
         /// Quirks met in these lines; recorded when the block is complete, so that a limit error inside the
         /// block reports the same quirks for every chunking.
         var quirks: Quirks = []
@@ -267,7 +271,7 @@ public struct MultipartParser: Sendable {
                     message: "the body never contains the boundary \(String(reflecting: boundary.value))",
                     offset: inputEnd))
         case .headers(let block):
-            if buffer.isEmpty && block.fields.isEmpty { throw fail(missingCloseDelimiter()) }
+            if buffer.isEmpty && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
             throw fail(
                 MultipartError(
                     code: .truncated, message: "the body ended inside the headers of part \(partCount - 1)",
