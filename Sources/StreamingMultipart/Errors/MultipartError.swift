@@ -106,7 +106,7 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "MultipartError.\(code): \(message)"
-        if let partIndex { text += " (part \(partIndex))" }
+        if let partIndex, !message.contains("part \(partIndex)") { text += " (part \(partIndex))" }  // said once
         if let offset { text += " (at byte \(offset))" }
         if let cause { text += " (cause: \(cause))" }
         return text

@@ -30,7 +30,9 @@ extension ContentDisposition {
     public init(parsing value: String, maxParameters: Int = defaultMaxParameters) throws {
         var value = value
         self = try value.withUTF8 { bytes in
-            Self(try Self.layout(of: bytes, maxParameters: maxParameters), in: bytes)
+            var others: [OtherParameter] = []
+            let layout = try Self.layout(of: bytes, maxParameters: maxParameters, others: &others)
+            return Self(layout, others: others, in: bytes)
         }
     }
 
@@ -42,26 +44,31 @@ extension ContentDisposition {
         var name: HeaderValueParser.Value?
         var filename: HeaderValueParser.Value?
         var filenameStar: HeaderValueParser.Value?
-        /// Other parameters, in order; names are ranges of raw bytes (any case).
-        var others: [(name: Range<Int>, value: HeaderValueParser.Value)] = []
     }
 
+    /// A parameter other than `name`, `filename` and `filename*`: its name's raw bytes (any case) and its value.
+    typealias OtherParameter = (name: Range<Int>, value: HeaderValueParser.Value)
+
     /// Parses `bytes` as ``init(parsing:maxParameters:)`` documents: backslashes literal first, then as escapes
-    /// when that fails and the value holds a backslash. Checks everything, `filename*` included; allocates only
-    /// for parameters other than `name`, `filename` and `filename*`.
-    static func layout(of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int) throws -> Layout {
+    /// when that fails and the value holds a backslash. Checks everything, `filename*` included; adds the other
+    /// parameters to `others` (kept apart so that a `Layout` is plain data, copied for free). Allocates only for
+    /// other parameters.
+    static func layout(
+        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, others: inout [OtherParameter]
+    ) throws -> Layout {
         do {
-            return try layout(of: bytes, maxParameters: maxParameters, backslashes: .literal)
+            return try layout(of: bytes, maxParameters: maxParameters, backslashes: .literal, others: &others)
         } catch let error as MultipartError where error.code == .invalidHeader && bytes.contains(0x5C) {
-            guard let escaped = try? layout(of: bytes, maxParameters: maxParameters, backslashes: .escapes) else {
-                throw error
-            }
+            others.removeAll()
+            guard let escaped = try? layout(of: bytes, maxParameters: maxParameters, backslashes: .escapes, others: &others)
+            else { throw error }
             return escaped
         }
     }
 
     private static func layout(
-        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, backslashes: HeaderValueParser.Backslashes
+        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, backslashes: HeaderValueParser.Backslashes,
+        others: inout [OtherParameter]
     ) throws -> Layout {
         var layout = Layout(type: 0..<0)
         var otherNames: Set<String> = []  // only filled by other parameters, so that repeats are found in linear time
@@ -90,7 +97,7 @@ extension ContentDisposition {
                 let lowercased = HeaderValueParser.lowercased(parameter)
                 guard otherNames.insert(lowercased).inserted else { throw repeated(lowercased) }
                 let start = bytes.baseAddress!.distance(to: parameter.baseAddress!)
-                layout.others.append((start..<(start + parameter.count), value))
+                others.append((start..<(start + parameter.count), value))
             }
         }
         guard !layout.type.isEmpty else {
@@ -99,14 +106,14 @@ extension ContentDisposition {
         return layout
     }
 
-    /// The disposition that `layout` describes in `bytes`: values unescaped and decoded.
-    init(_ layout: Layout, in bytes: UnsafeBufferPointer<UInt8>) {
+    /// The disposition that `layout` and `others` describe in `bytes`: values unescaped and decoded.
+    init(_ layout: Layout, others: [OtherParameter], in bytes: UnsafeBufferPointer<UInt8>) {
         let type = String(decoding: UnsafeBufferPointer(rebasing: bytes[layout.type]), as: UTF8.self)
         self.type = Self.hasUppercase(type) ? type.lowercased() : type
         name = layout.name.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
         filename = layout.filename.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
         filenameStar = layout.filenameStar.map { try! Self.decodeExtendedValue($0.decoded(in: bytes)) }  // checked
-        otherParameters = layout.others.map { name, value in
+        otherParameters = others.map { name, value in
             Parameter(
                 name: HeaderValueParser.lowercased(UnsafeBufferPointer(rebasing: bytes[name])), value: value.decoded(in: bytes))
         }

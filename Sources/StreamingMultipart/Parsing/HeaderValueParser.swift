@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A header value split into its main value and its parameters, as in
 /// `form-data; name="field"; filename="a;b.txt"` or `multipart/form-data; boundary=xyz`.
 ///
@@ -106,6 +114,7 @@ enum HeaderValueParser {
     static func name(_ name: UnsafeBufferPointer<UInt8>, is lowercaseName: StaticString) -> Bool {
         guard name.count == lowercaseName.utf8CodeUnitCount else { return false }
         let expected = lowercaseName.utf8Start
+        if memcmp(name.baseAddress!, expected, name.count) == 0 { return true }  // sent in lower case, as usual
         for index in 0..<name.count {
             let byte = name[index]
             let wanted = expected[index]

@@ -27,6 +27,9 @@ extension MultipartParser {
     ///
     /// Transitions: to `.body`, returning `.partHeaders`, at the empty line; stays (returning nil) while the block
     /// is incomplete. The caller has moved the block out of the state (`.transitioning`).
+    ///
+    /// The helpers it calls for every line are inlined: a call from a mutating method to a non-inlined
+    /// non-mutating one copies the whole parser first (184 bytes), which cost a fifth of a small part's time.
     mutating func readHeaders(_ block: inout HeaderBlock) throws -> Event? {
         let start = buffer.startIndex
         var lineStart = start + block.scanned
@@ -50,6 +53,7 @@ extension MultipartParser {
         }
     }
 
+    @inline(__always)  // see readHeaders
     private func indexOfLineFeed(from index: Int) -> Int? {
         guard index < buffer.endIndex else { return nil }
         let start = buffer.startIndex  // the closure captures locals only, not the parser
@@ -62,6 +66,7 @@ extension MultipartParser {
 
     /// Where the line that ends with the LF at `newline` ends without its line break: before a CR, or (lenient
     /// mode) at a bare LF.
+    @inline(__always)  // see readHeaders
     private func lineContentEnd(lineStart: Int, newline: Int, quirks: inout Quirks) throws -> Int {
         if newline > lineStart, buffer[newline - 1] == 0x0D { return newline - 1 }
         guard mode == .lenient else {
@@ -73,6 +78,7 @@ extension MultipartParser {
         return newline
     }
 
+    @inline(__always)  // see readHeaders
     private func checkHeaderSize(_ size: Int) throws {
         guard size > limits.maxHeaderBytesPerPart else { return }
         throw MultipartError(
@@ -87,6 +93,7 @@ extension MultipartParser {
     ///
     /// A continuation line (obsolete folding, RFC 5322 §3.2.2) joins the previous value with one space; blanks
     /// around each piece are trimmed, so a value whose first line is empty starts at the continuation's text.
+    @inline(__always)  // see readHeaders
     private func parseHeaderLine(_ range: Range<Int>, into block: inout HeaderBlock) throws {
         let line = buffer[range]  // taken here, not passed in: an argument sliced from the buffer copies the parser
         let offset = bodyOffset(line.startIndex)
@@ -95,6 +102,9 @@ extension MultipartParser {
         // One pass over the name: token characters up to the colon.
         let (nameEnd, hasCR, kind) = line.withUnsafeBufferPointer { bytes -> (Int, Bool, ReceivedHead.Kind) in
             if memchr(bytes.baseAddress!, 0x0D, bytes.count) != nil { return (0, true, .other) }
+            if bytes.count >= 20, memcmp(bytes.baseAddress!, Self.dispositionPrefix.utf8Start, 20) == 0 {
+                return (19, false, .contentDisposition)  // the spelling every client sends: a token, no loop
+            }
             var end = 0
             while end < bytes.count, MultipartHeaders.isTokenCharacter(bytes[end]) { end += 1 }
             guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, false, .other) }
@@ -128,6 +138,8 @@ extension MultipartParser {
         case .other: break
         }
     }
+
+    private static let dispositionPrefix: StaticString = "Content-Disposition:"
 
     /// The part's head from its complete header block, whose lines are the first `lineBytes` bytes of the buffer:
     /// repeats resolved, `Content-Disposition` parsed and checked, the block's quirks recorded.

@@ -86,10 +86,18 @@ public struct MultipartParser: Sendable {
         /// ``finish()`` accepted the body: every call returns nil, and ``append(_:)-(ArraySlice<UInt8>)`` throws.
         case finished
         /// A failure; every later call throws it.
-        case failed(MultipartError)
+        case failed(Failure)
         /// Holds nothing. Only seen inside a transition, while a state's data is mutated in place (moved out of
         /// the enum so that its buffers are uniquely referenced and grow without a copy).
         case transitioning
+    }
+
+    /// The error a failed parser throws again, boxed: an error holds an existential (its cause), and inline it
+    /// would make every state, and so the parser, a type that is copied through memory, on every helper call.
+    final class Failure: Sendable {
+        let error: MultipartError
+
+        init(_ error: MultipartError) { self.error = error }
     }
 
     /// A part's header block as it arrives.
@@ -161,7 +169,7 @@ public struct MultipartParser: Sendable {
     ///   ``MultipartError/Code/invalidState`` after ``finish()``.
     public mutating func append(_ bytes: ArraySlice<UInt8>) throws {
         switch state {
-        case .failed(let error): throw error
+        case .failed(let failure): throw failure.error
         case .finished:
             throw MultipartError(code: .invalidState, message: "append(_:) after finish()", offset: bufferOffset)
         default: break
@@ -206,8 +214,8 @@ public struct MultipartParser: Sendable {
     private mutating func step() throws -> Event? {
         while true {
             switch state {
-            case .failed(let error):
-                throw error
+            case .failed(let failure):
+                throw failure.error
             case .preamble:
                 guard try readPreamble() else { return nil }
             case .partStart:
@@ -250,8 +258,8 @@ public struct MultipartParser: Sendable {
     ///   call again); that one does not.
     public mutating func finish() throws {
         switch state {
-        case .failed(let error):
-            throw error
+        case .failed(let failure):
+            throw failure.error
         case .finished:
             return
         case .epilogue:
@@ -265,11 +273,9 @@ public struct MultipartParser: Sendable {
             if !buffer.isEmpty { throw pendingEventsError() }
             throw fail(missingCloseDelimiter())
         case .preamble:
-            throw fail(
-                MultipartError(
-                    code: .boundaryNotFound,
-                    message: "the body never contains the boundary \(String(reflecting: boundary.value))",
-                    offset: inputEnd))
+            let message = inputEnd == 0 ? "empty body: not one byte arrived"
+                : "the body never contains the boundary \(String(reflecting: boundary.value))"
+            throw fail(MultipartError(code: .boundaryNotFound, message: message, offset: inputEnd))
         case .headers(let block):
             if buffer.isEmpty && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
             throw fail(
@@ -332,7 +338,7 @@ public struct MultipartParser: Sendable {
     mutating func fail(_ error: MultipartError) -> MultipartError {
         var error = error
         if error.offset == nil { error.offset = bufferOffset }
-        state = .failed(error)
+        state = .failed(Failure(error))
         return error
     }
 }

@@ -98,7 +98,8 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
             let valueStart = table[2 * info.dispositionField]
             let disposition = UnsafeBufferPointer(
                 start: bytes + valueStart, count: table[2 * info.dispositionField + 1] - valueStart)
-            let layout = try ContentDisposition.layout(of: disposition, maxParameters: maxParameters)
+            var others: [ContentDisposition.OtherParameter] = []  // read again by `disposition` when asked for
+            let layout = try ContentDisposition.layout(of: disposition, maxParameters: maxParameters, others: &others)
             info.isFormData = HeaderValueParser.name(UnsafeBufferPointer(rebasing: disposition[layout.type]), is: "form-data")
             info.type = layout.type
             info.name = layout.name
@@ -118,7 +119,11 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         case contentDisposition, contentType, other
 
         init(_ name: UnsafeBufferPointer<UInt8>) {
-            if HeaderValueParser.name(name, is: "content-disposition") {
+            if ReceivedHead.equal(name, "Content-Disposition") {  // the spelling every client sends, checked first
+                self = .contentDisposition
+            } else if ReceivedHead.equal(name, "Content-Type") {
+                self = .contentType
+            } else if HeaderValueParser.name(name, is: "content-disposition") {
                 self = .contentDisposition
             } else if HeaderValueParser.name(name, is: "content-type") {
                 self = .contentType
@@ -160,7 +165,9 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
     var disposition: ContentDisposition {
         withDisposition { bytes in
             // Checked with the parser's limit when the part arrived; read again in full, other parameters included.
-            var disposition = ContentDisposition(try! ContentDisposition.layout(of: bytes, maxParameters: .max), in: bytes)
+            var others: [ContentDisposition.OtherParameter] = []
+            let layout = try! ContentDisposition.layout(of: bytes, maxParameters: .max, others: &others)
+            var disposition = ContentDisposition(layout, others: others, in: bytes)
             if !info.isFormData { disposition.type = "form-data" }  // lenient mode's reading
             return disposition
         }
@@ -205,7 +212,7 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         return MultipartHeaders.Name(String(decoding: name, as: UTF8.self))
     }
 
-    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
         bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
     }
 }
