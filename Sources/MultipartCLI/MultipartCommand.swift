@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `multipart`: build and parse multipart/form-data bodies from the command line.
 @main
@@ -6,14 +7,33 @@ struct MultipartCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multipart",
         abstract: "Build and parse multipart/form-data bodies without holding them in memory.",
+        version: MultipartCommand.version,
         subcommands: [BuildCommand.self, ParseCommand.self]
     )
+
+    /// The package version this tool belongs to.
+    static let version = "0.1.0"
 
     /// Options whose value may begin with dashes (browser boundaries do: `----WebKitFormBoundary…`).
     static let dashedValueOptions: Set<String> = ["--boundary", "--content-type"]
 
+    /// Parses and runs the command. A usage error is one line on standard error naming the problem and pointing at
+    /// `--help`, with exit status 1, as curl does; `--help` and `--version` print to standard output.
     static func main() {
-        main(joiningDashedValues(Array(CommandLine.arguments.dropFirst())))
+        let arguments = joiningDashedValues(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch let code as ExitCode {
+            Self.exit(withError: code)  // a failure that printed its own line: exits without a word
+        } catch {
+            if exitCode(for: error) == .success { Self.exit(withError: error) }  // --help, --version
+            let problem = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            let subcommand = arguments.first.flatMap { ["build", "parse"].contains($0) ? $0 : nil }
+            let help = subcommand.map { "multipart \($0) --help" } ?? "multipart --help"
+            FileHandle.standardError.write(Data("multipart: \(problem) (see \(help))\n".utf8))
+            Self.exit(withError: ExitCode(1))
+        }
     }
 
     /// Rewrites `--boundary ----X` as `--boundary=----X`, which ArgumentParser would otherwise read as an option.

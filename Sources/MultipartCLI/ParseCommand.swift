@@ -37,10 +37,10 @@ struct ParseCommand: ParsableCommand {
     @Option(help: "Write each part's body to a file in this folder, named from its index and a sanitized name.")
     var outputDir: String?
 
-    @Option(help: "The most parts to accept (default 1000).")
+    @Option(help: "The most parts to accept.")
     var maxParts = MultipartParser.Limits.default.maxParts
 
-    @Option(help: "The most bytes in a field without a filename (default 1 MiB).")
+    @Option(help: "The most bytes in a field without a filename.")
     var maxFieldBytes = MultipartParser.Limits.default.maxFieldBytes
 
     @Flag(help: "Read the whole input first, then time only the parse: prints parts=N bytes=M parse_seconds=S.")
@@ -115,6 +115,9 @@ struct ParseCommand: ParsableCommand {
         defer { if input != STDIN_FILENO { close(input) } }
         var reports: [PartReport] = []
         var sink: PartFile?
+        if let outputDir { try PartFile.createFolder(outputDir) }
+        // A part cut short by an error is not left behind: the folder holds whole parts only.
+        defer { sink?.discard() }
         func drain() throws {
             while let event = try parser.next() {
                 switch event {
@@ -214,11 +217,21 @@ struct ParseCommand: ParsableCommand {
 /// a hidden file, or an existing file (it is created with `O_EXCL`, and never through a symbolic link).
 struct PartFile {
     let descriptor: Int32
+    let path: String
 
     init(folder: String, head: MultipartPartHead) throws {
-        let path = folder + "/" + Self.fileName(for: head)
+        path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
         descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw BuildCommand.fail("cannot create \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Creates the output folder and any missing parents, as `mkdir -p` does.
+    static func createFolder(_ folder: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw BuildCommand.fail("cannot create the folder \(folder): \(error.localizedDescription)")
+        }
     }
 
     static func fileName(for head: MultipartPartHead) -> String {
@@ -243,5 +256,11 @@ struct PartFile {
 
     func finish() {
         close(descriptor)
+    }
+
+    /// Closes and removes a part that did not arrive whole.
+    func discard() {
+        close(descriptor)
+        unlink(path)
     }
 }

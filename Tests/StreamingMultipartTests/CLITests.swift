@@ -163,6 +163,21 @@ import Testing
         #expect(try String(contentsOf: outside.appendingPathComponent("5-ok.txt"), encoding: .utf8) == "part 5")
     }
 
+    /// The README's `--output-dir parts/`: the folder is made as `mkdir -p` would, and a part that an error cuts
+    /// short is removed, so the folder holds whole parts only.
+    @Test func outputDirIsCreatedAndKeepsWholePartsOnly() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let parts = folder.url.appendingPathComponent("new/parts").path + "/"
+        let body = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nwhole\r\n".utf8)
+            + Array("--B\r\nContent-Disposition: form-data; name=\"b\"; filename=\"b.bin\"\r\n\r\ncut sh".utf8)
+        guard let result = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body) else { return }
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("truncated"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parts) == ["0-a"])
+        #expect(try String(contentsOfFile: parts + "0-a", encoding: .utf8) == "whole")
+    }
+
     @Test func discardPrintsTheHarnessLine() throws {
         var body = MultipartBody(boundary: try MultipartBoundary("B"))
         try body.append(.text("alpha", name: "a"))
