@@ -2,34 +2,20 @@ import Foundation
 import StreamingMultipart
 import Testing
 
-/// `multipart build`, run as a program.
-@Suite struct CLITests {
-    /// The `multipart` binary beside the test bundle (SwiftPM puts every product in one folder).
-    static let binary: String? = {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [
-            beside.appendingPathComponent("multipart").path,
-            beside.deletingLastPathComponent().appendingPathComponent("multipart").path,
-            Repository.root.appendingPathComponent(".build/debug/multipart").path,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
-
-    func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult? {
-        guard let binary = Self.binary else {
-            print("SKIP CLITests: the multipart binary was not found beside \(CommandLine.arguments[0])")
-            return nil
-        }
-        return try runProgram(binary, arguments, input: input)
+/// `multipart build` and `multipart parse`, run as a program. `swift test` builds the binary beside the tests.
+@Suite(.enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
+struct CLITests {
+    func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
+        try runProgram(try #require(Peers.multipart), arguments, input: input)
     }
 
     @Test func buildsTheGoldenFileBodyFromCurlSyntax() throws {
         let notes = Repository.input("notes.txt").path
         let blob = Repository.input("blob.bin").path
-        guard let result = try multipart([
+        let result = try multipart([
             "build", "--boundary", "golden-boundary-1234", "-F", "notes=@\(notes)", "-F", "blob=@\(blob)",
             "-F", "renamed=@\(notes);filename=other.csv",
-        ]) else { return }
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == (try Repository.golden("file")))
         #expect(result.stderr.contains("Content-Type: multipart/form-data; boundary=golden-boundary-1234\n"))
@@ -42,11 +28,11 @@ import Testing
         let value = try folder.file("value.txt", contents: Array("from a file".utf8))
         let out = folder.url.appendingPathComponent("body.bin").path
         let headers = folder.url.appendingPathComponent("headers.txt").path
-        guard let result = try multipart([
+        let result = try multipart([
             "build", "--boundary", "B", "-F", "a=1", "--form-string", "b=@not-a-file;type=x", "-F", "c=<\(value.path)",
             "-F", #"d="quoted;value";type=text/x-d"#, "-F", "e=@\(value.path);type=text/x-e;headers=X-Note: hi",
             "-o", out, "--headers", headers,
-        ]) else { return }
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let body = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out)), as: UTF8.self)
         let expected = [
@@ -65,8 +51,7 @@ import Testing
     }
 
     @Test func standardInputMakesAnUnknownLength() throws {
-        guard let result = try multipart(["build", "--boundary", "B", "-F", "log=@-"], input: Array("piped".utf8))
-        else { return }
+        let result = try multipart(["build", "--boundary", "B", "-F", "log=@-"], input: Array("piped".utf8))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutText.contains("\r\n\r\npiped\r\n--B--\r\n"))
         #expect(!result.stderr.contains("Content-Length"))
@@ -82,7 +67,7 @@ import Testing
         (["build", "-F", "a=b;type=text/plain\r\nX-Evil: 1"], "header injection"),
     ])
     func badArgumentsGetAOneLineErrorAndAFailingExit(_ arguments: [String], _ message: String) throws {
-        guard let result = try multipart(arguments) else { return }
+        let result = try multipart(arguments)
         #expect(result.status != 0)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
@@ -92,25 +77,25 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let out = folder.url.appendingPathComponent("body.bin").path
-        guard let result = try multipart(["build", "-F", "a=1", "-F", "b=@/nonexistent", "-o", out]) else { return }
+        let result = try multipart(["build", "-F", "a=1", "-F", "b=@/nonexistent", "-o", out])
         #expect(result.status != 0)
         #expect(try folder.contents().isEmpty)
     }
 }
 
 /// `multipart parse`, run as a program.
-@Suite struct CLIParseTests {
-    func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult? {
+@Suite(.enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
+struct CLIParseTests {
+    func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
         try CLITests().multipart(arguments, input: input)
     }
 
     @Test func buildPipedIntoParseRoundTripsAsJSON() throws {
         let notes = Repository.input("notes.txt").path
-        guard let built = try multipart(["build", "--boundary", "RT", "-F", "a=alpha", "-F", "f=@\(notes)",
+        let built = try multipart(["build", "--boundary", "RT", "-F", "a=alpha", "-F", "f=@\(notes)",
             "-F", "q=@\(notes);filename=C:\\dir\\\"x\".txt;type=text/x-q"])
-        else { return }
         let contentType = "multipart/form-data; boundary=RT"
-        guard let parsed = try multipart(["parse", "--content-type", contentType, "--json"], input: built.stdout) else { return }
+        let parsed = try multipart(["parse", "--content-type", contentType, "--json"], input: built.stdout)
         #expect(parsed.status == 0, "\(parsed.stderr)")
         let notesData = try Data(contentsOf: Repository.input("notes.txt"))
         let expected = """
@@ -129,7 +114,7 @@ import Testing
 
     @Test func malformedInputPrintsAJSONErrorAndExits1() throws {
         let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\ncut".utf8)
-        guard let result = try multipart(["parse", "--boundary", "b", "--json"], input: body) else { return }
+        let result = try multipart(["parse", "--boundary", "b", "--json"], input: body)
         #expect(result.status == 1)
         let message = "the body ended inside part 0 (3 body bytes read) before its closing boundary"
         #expect(result.stdoutText == #"{"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
@@ -137,9 +122,8 @@ import Testing
 
     @Test func lenientFlagAcceptsLineFeeds() throws {
         let body = Array("--b\nContent-Disposition: form-data; name=\"a\"\n\nv\n--b--\n".utf8)
-        guard let strict = try multipart(["parse", "--boundary", "b", "--json"], input: body),
+        let strict = try multipart(["parse", "--boundary", "b", "--json"], input: body)
             let lenient = try multipart(["parse", "--boundary", "b", "--json", "--lenient"], input: body)
-        else { return }
         #expect(strict.status == 1 && strict.stdoutText.contains("invalidDelimiter"))
         #expect(lenient.status == 0 && lenient.stdoutText.contains(#""name":"a""#))
     }
@@ -154,8 +138,7 @@ import Testing
             try body.append(.data(Data("part \(index)".utf8), name: "n\(index)", filename: name))
         }
         try body.append(.text("field", name: "../../field"))
-        guard let result = try multipart(["parse", "--boundary", "B", "--output-dir", outside.path], input: try body.bytes())
-        else { return }
+        let result = try multipart(["parse", "--boundary", "B", "--output-dir", outside.path], input: try body.bytes())
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["parts"])
         let written = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
@@ -171,7 +154,7 @@ import Testing
         let parts = folder.url.appendingPathComponent("new/parts").path + "/"
         let body = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nwhole\r\n".utf8)
             + Array("--B\r\nContent-Disposition: form-data; name=\"b\"; filename=\"b.bin\"\r\n\r\ncut sh".utf8)
-        guard let result = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body) else { return }
+        let result = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body)
         #expect(result.status == 1)
         #expect(result.stderr.contains("truncated"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parts) == ["0-a"])
@@ -182,7 +165,7 @@ import Testing
         var body = MultipartBody(boundary: try MultipartBoundary("B"))
         try body.append(.text("alpha", name: "a"))
         try body.append(.data(Data(count: 200_000), name: "z", filename: "z.bin"))
-        guard let result = try multipart(["parse", "--boundary", "B", "--discard"], input: try body.bytes()) else { return }
+        let result = try multipart(["parse", "--boundary", "B", "--discard"], input: try body.bytes())
         #expect(result.status == 0)
         let line = result.stdoutText
         #expect(line.hasPrefix("parts=2 bytes=200005 parse_seconds="), "\(line)")
@@ -191,14 +174,14 @@ import Testing
     @Test(arguments: ["--max-field-bytes=-1", "--max-parts=0", "--max-field-bytes=0"])
     func aLimitBelowOneIsAUsageErrorNotATrap(option: String) throws {
         let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--\r\n".utf8)
-        guard let result = try multipart(["parse", "--boundary", "b", option], input: body) else { return }
+        let result = try multipart(["parse", "--boundary", "b", option], input: body)
         #expect(result.status != 0)
         #expect(result.status < 128, "killed by a signal: \(result.status)")
         #expect(result.stderr.contains(String(option.split(separator: "=")[0])), "\(result.stderr)")
     }
 
     @Test func contentTypeOrBoundaryIsRequired() throws {
-        guard let result = try multipart(["parse"]) else { return }
+        let result = try multipart(["parse"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--content-type"))
     }

@@ -3,8 +3,9 @@ import StreamingMultipart
 import Testing
 
 /// Bodies built here, parsed by Python's python-multipart and Werkzeug: every field, filename, content type and
-/// SHA-256 must match. Skips with a printed reason where python3 or the packages are missing; `.ci/run` installs them.
-@Suite struct PythonInteropTests {
+/// SHA-256 must match. Enabled where python3 and the packages are present; `.ci/run` installs them.
+@Suite(.enabled(if: Peers.pythonParsers != nil, "needs python3 with python-multipart and Werkzeug (.ci/run installs them)"))
+struct PythonInteropTests {
     func parse(_ body: MultipartBody, with peer: String, python: String) throws -> [PeerPart] {
         let bytes = try body.bytes()
         let result = try runProgram(python, [Repository.peerScript("parse_form.py"), peer, body.contentType], input: bytes)
@@ -14,9 +15,7 @@ import Testing
 
     @Test(arguments: ["python-multipart", "werkzeug"])
     func randomFormsParseBackExactly(peer: String) throws {
-        guard let python = python3(with: ["python_multipart", "werkzeug"], for: "PythonInteropTests(\(peer))") else {
-            return
-        }
+        let python = try #require(Peers.pythonParsers)
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         var random = SeededGenerator(seed: peer == "werkzeug" ? 11 : 22)
@@ -34,9 +33,7 @@ import Testing
 
     @Test(arguments: ["python-multipart", "werkzeug"])
     func goldenKindsParse(peer: String) throws {
-        guard let python = python3(with: ["python_multipart", "werkzeug"], for: "PythonInteropTests(\(peer))") else {
-            return
-        }
+        let python = try #require(Peers.pythonParsers)
         var body = MultipartBody()
         try body.append(parameters: ["user": ["name": "Ann"], "tags": ["a", "b"]])
         try body.append(.file(at: Repository.input("notes.txt"), name: "notes"))

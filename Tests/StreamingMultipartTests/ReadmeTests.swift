@@ -36,10 +36,9 @@ import FoundationNetworking
         }
     }
 
-    @Test func urlSessionExamplesUploadToARealServer() async throws {
-        guard let python = python3(with: ["python_multipart"], for: "ReadmeTests"),
-            let server = try URLSessionInteropTests.Server(python: python)
-        else { return }
+    @Test(.enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"))
+    func urlSessionExamplesUploadToARealServer() async throws {
+        let server = try URLSessionInteropTests.Server(python: try #require(Peers.pythonMultipart))
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let body = try exampleBody()

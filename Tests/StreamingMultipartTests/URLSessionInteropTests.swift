@@ -8,14 +8,15 @@ import FoundationNetworking
 
 /// Bodies POSTed with URLSession to a small Python server on 127.0.0.1 (Tests/Peers/upload_server.py), which
 /// parses them with python-multipart and reports the headers it got.
-@Suite(.serialized) struct URLSessionInteropTests {
+@Suite(.serialized, .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"))
+struct URLSessionInteropTests {
     /// The server, started for one test and stopped by closing its standard input.
     final class Server {
         let process = Process()
         let input = Pipe()
         let port: Int
 
-        init?(python: String) throws {
+        init(python: String) throws {
             let output = Pipe()
             process.executableURL = URL(fileURLWithPath: python)
             process.arguments = [Repository.peerScript("upload_server.py")]
@@ -26,8 +27,7 @@ import FoundationNetworking
             while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
                 line += byte
             }
-            guard let port = Int(String(decoding: line, as: UTF8.self)) else { return nil }
-            self.port = port
+            self.port = try #require(Int(String(decoding: line, as: UTF8.self)), "the upload server printed no port")
         }
 
         var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
@@ -49,14 +49,11 @@ import FoundationNetworking
         return (folder, form)
     }
 
-    /// Starts the server, builds the form, POSTs it with `send`, and returns what the server saw, or nil (skipped)
-    /// where python3 or python-multipart is missing.
+    /// Starts the server, builds the form, POSTs it with `send`, and returns what the server saw.
     func upload(
         _ send: (MultipartBody, inout URLRequest, TemporaryFolder) async throws -> (Data, URLResponse)
-    ) async throws -> (reply: PeerReply, expected: [PeerPart])? {
-        guard let python = python3(with: ["python_multipart"], for: "URLSessionInteropTests"),
-            let server = try Server(python: python)
-        else { return nil }
+    ) async throws -> (reply: PeerReply, expected: [PeerPart]) {
+        let server = try Server(python: try #require(Peers.pythonMultipart))
         let (folder, form) = try makeForm()
         defer { folder.remove() }
         var request = URLRequest(url: server.url)
@@ -68,10 +65,10 @@ import FoundationNetworking
     }
 
     @Test func streamBodyArrivesWhole() async throws {
-        guard let (reply, expected) = try await upload({ body, request, _ in
+        let (reply, expected) = try await upload({ body, request, _ in
             request.setMultipartBody(body)
             return try await URLSession.shared.data(for: request)
-        }) else { return }
+        })
         #expect(reply.parts == expected)
         #expect(!(reply.content_length != nil && reply.transfer_encoding != nil), "both length headers were sent")
         #if canImport(FoundationNetworking)
@@ -81,11 +78,11 @@ import FoundationNetworking
 
     @Test func fileBodyArrivesWithAnExactContentLength() async throws {
         let length = Locked<Int64>(-1)
-        guard let (reply, expected) = try await upload({ body, request, folder in
+        let (reply, expected) = try await upload({ body, request, folder in
             let file = folder.url.appendingPathComponent("request.body")
             length.set(try request.setMultipartBody(body, writingTo: file))
             return try await URLSession.shared.upload(for: request, fromFile: file)
-        }) else { return }
+        })
         #expect(reply.parts == expected)
         #expect(reply.content_length == String(length.get()))
         #expect(reply.transfer_encoding == nil)

@@ -112,6 +112,10 @@ struct ProgramResult {
     var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 }
 
+/// SIGPIPE ignored in the test process, once: a write to a program that already exited must fail with EPIPE, not
+/// kill every test.
+let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
 /// Runs a program to completion, feeding `input` on standard input.
 func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
     let process = Process()
@@ -123,11 +127,13 @@ func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = stderr
+    ignoreBrokenPipes
     try process.run()
     let errorData = Locked(Data())
     let done = DispatchGroup()
     DispatchQueue.global().async(group: done) {
-        stdin.fileHandleForWriting.write(Data(input))
+        // A program may exit before it reads its input (a usage error): the write then fails, and that is fine.
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
         try? stdin.fileHandleForWriting.close()
     }
     DispatchQueue.global().async(group: done) {
@@ -158,17 +164,33 @@ func executableOnPath(_ name: String) -> String? {
     }
 }
 
-/// The python3 on PATH that has `modules`, or nil, with the reason printed, so a test can skip where the peer is
-/// missing.
-func python3(with modules: [String], for test: String) -> String? {
-    guard let python = executableOnPath("python3") else {
-        print("SKIP \(test): python3 is not installed (CI installs it: see .ci/run)")
-        return nil
+/// The peers the interop tests run against, looked for once. A test that needs one is enabled only where it is
+/// present (`@Test(.enabled(if: Peers.… != nil, "why"))`), so a missing peer shows as a skipped test with its
+/// reason, never as a pass; `.ci/run` installs them all.
+enum Peers {
+    /// python3 with python-multipart and Werkzeug.
+    static let pythonParsers = python3(with: ["python_multipart", "werkzeug"])
+    /// python3 with python-multipart (the upload server).
+    static let pythonMultipart = python3(with: ["python_multipart"])
+    /// python3 with the multipart-form-data-conformance suite.
+    static let conformance = python3(with: ["multipart_form_data_conformance"])
+
+    /// The `multipart` binary beside the test bundle (SwiftPM puts every product in one folder).
+    static let multipart: String? = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            beside.appendingPathComponent("multipart").path,
+            beside.deletingLastPathComponent().appendingPathComponent("multipart").path,
+            Repository.root.appendingPathComponent(".build/debug/multipart").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    /// The python3 on PATH that can import `modules`, or nil.
+    static func python3(with modules: [String]) -> String? {
+        guard let python = executableOnPath("python3") else { return nil }
+        let check = modules.map { "import \($0)" }.joined(separator: "; ")
+        guard let result = try? runProgram(python, ["-c", check]), result.status == 0 else { return nil }
+        return python
     }
-    let check = modules.map { "import \($0)" }.joined(separator: "; ")
-    guard let result = try? runProgram(python, ["-c", check]), result.status == 0 else {
-        print("SKIP \(test): python3 lacks \(modules.joined(separator: ", ")) (.ci/run installs them with pip)")
-        return nil
-    }
-    return python
 }
