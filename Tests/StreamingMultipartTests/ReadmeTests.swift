@@ -6,20 +6,19 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The README's examples compile (they stand verbatim in ReadmeExamples.swift) and do what the README says.
+/// The README's examples compile exactly as printed, imports included: each ```swift block of README.md is, whole,
+/// one file of `Tests/StreamingMultipartTests/Readme/` (in order), compiled into this target; the tests here run them.
 @Suite(.serialized) struct ReadmeTests {
-    @Test func everySwiftBlockOfTheReadmeIsCompiledVerbatim() throws {
+    @Test func everySwiftBlockOfTheReadmeIsAFileCompiledAsItIs() throws {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let examples = try String(
-            contentsOf: Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/ReadmeExamples.swift"),
-            encoding: .utf8)
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        #expect(blocks.count >= 7)
-        for block in blocks {
-            let lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            let missing = lines.filter { !$0.isEmpty && !examples.contains($0) }
-            #expect(examples.contains(block) || missing.isEmpty, "README block not in ReadmeExamples.swift: \(missing)")
-            #expect(examples.contains(block), "README block differs from ReadmeExamples.swift:\n\(block)")
+        let folder = Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/Readme")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        #expect(blocks.count == files.count, "README blocks: \(blocks.count), files: \(files)")
+        for (block, file) in zip(blocks, files) {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            #expect(block == text, "README block differs from Readme/\(file):\n\(block)")
+            #expect(block.hasPrefix("import "), "README block \(file) does not begin with its imports")
         }
     }
 

@@ -1,0 +1,12 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking  // URLSession on Linux
+#endif
+import StreamingMultipart
+
+func uploadStreaming(_ body: MultipartBody, to endpoint: URL) async throws -> (Data, URLResponse) {
+    var request = URLRequest(url: endpoint)
+    request.httpMethod = "POST"
+    request.setMultipartBody(body)  // chunked on Linux; Content-Length on Apple platforms
+    return try await URLSession.shared.data(for: request)
+}

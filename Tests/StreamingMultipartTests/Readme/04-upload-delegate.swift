@@ -1,0 +1,17 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking  // URLSession on Linux
+#endif
+import StreamingMultipart
+
+final class UploadDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    let body: MultipartBody
+
+    init(body: MultipartBody) { self.body = body }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
+    ) {
+        completionHandler(body.makeInputStream())
+    }
+}
