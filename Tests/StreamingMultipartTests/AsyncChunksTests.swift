@@ -67,7 +67,7 @@ import Testing
 
     @Test func readErrorsSurfaceFromNext() async throws {
         var body = MultipartBody()
-        try body.append(.stream({ InputStream(data: Data([1])) }, length: 10, name: "short"))
+        try body.append(.stream(name: "short", length: 10) { InputStream(data: Data([1])) })
         await #expect(throws: MultipartError.self) {
             for try await _ in body.chunks() {}
         }

@@ -113,7 +113,7 @@ import Testing
 
     @Test func streamShorterThanDeclared() {
         var body = MultipartBody()
-        try? body.append(.stream({ InputStream(data: Data([1, 2, 3])) }, length: 5, name: "short"))
+        try? body.append(.stream(name: "short", length: 5) { InputStream(data: Data([1, 2, 3])) })
         let error = readError(body)
         #expect(error?.code == .lengthMismatch)
         #expect(error?.message.contains("3 of the 5") == true)
@@ -123,7 +123,7 @@ import Testing
     @Test(arguments: [1, 64 * 1024])
     func streamLongerThanDeclared(bufferSize: Int) {
         var body = MultipartBody()
-        try? body.append(.stream({ InputStream(data: Data([1, 2, 3, 4])) }, length: 3, name: "long"))
+        try? body.append(.stream(name: "long", length: 3) { InputStream(data: Data([1, 2, 3, 4])) })
         let error = readError(body, bufferSize: bufferSize)
         #expect(error?.code == .lengthMismatch)
         #expect(error?.message.contains("more than the 3 bytes") == true)
@@ -131,7 +131,7 @@ import Testing
 
     @Test func streamThatFailsToOpen() {
         var body = MultipartBody()
-        try? body.append(.stream({ InputStream(fileAtPath: "/nonexistent/x")! }, length: nil, name: "bad"))
+        try? body.append(.stream(name: "bad") { InputStream(fileAtPath: "/nonexistent/x")! })
         let error = readError(body)
         #expect(error?.code == .streamFailed)
     }
@@ -139,7 +139,7 @@ import Testing
     @Test func streamFactoryThatThrows() {
         struct Refused: Error {}
         var body = MultipartBody()
-        try? body.append(.stream({ throw Refused() }, length: 1, name: "bad"))
+        try? body.append(.stream(name: "bad", length: 1) { throw Refused() })
         let error = readError(body)
         #expect(error?.code == .streamFailed)
         #expect(error?.cause is Refused)
@@ -147,7 +147,7 @@ import Testing
 
     @Test func readyMadeStreamMakesTheBodyOneShot() throws {
         var body = MultipartBody()
-        try body.append(.stream(InputStream(data: Data("once".utf8)), length: 4, name: "once"))
+        try body.append(.stream(InputStream(data: Data("once".utf8)), name: "once", length: 4))
         let first = try body.bytes()
         #expect(String(decoding: first, as: UTF8.self).contains("\r\n\r\nonce\r\n"))
         let error = readError(body)
@@ -157,13 +157,13 @@ import Testing
 
     @Test func factoryStreamsCanBeReadAgain() throws {
         var body = MultipartBody()
-        try body.append(.stream({ InputStream(data: Data("again".utf8)) }, length: 5, name: "s"))
+        try body.append(.stream(name: "s", length: 5) { InputStream(data: Data("again".utf8)) })
         #expect(try body.bytes() == body.bytes())
     }
 
     @Test func everyReadAfterAFailureThrowsTheSameError() throws {
         var body = MultipartBody()
-        try body.append(.stream({ InputStream(data: Data([1])) }, length: 2, name: "s"))
+        try body.append(.stream(name: "s", length: 2) { InputStream(data: Data([1])) })
         var reader = body.makeReader()
         let first = #expect(throws: MultipartError.self) { try reader.readAll() }
         let second = #expect(throws: MultipartError.self) { try reader.readAll() }

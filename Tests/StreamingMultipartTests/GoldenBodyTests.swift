@@ -47,10 +47,10 @@ import Testing
     @Test func streams() throws {
         let notesURL = notes
         let blobURL = blob
-        let notesSize = Int64(try Data(contentsOf: notes).count)
+        let notesSize = try Data(contentsOf: notes).count
         var body = MultipartBody(boundary: boundary)
-        try body.append(.stream({ InputStream(url: notesURL)! }, length: notesSize, name: "log", filename: "log.txt"))
-        try body.append(.stream({ InputStream(url: blobURL)! }, length: nil, name: "pipe"))
+        try body.append(.stream(name: "log", filename: "log.txt", length: notesSize) { InputStream(url: notesURL)! })
+        try body.append(.stream(name: "pipe") { InputStream(url: blobURL)! })
         #expect(body.contentLength == nil)
         try expectGolden("stream", body)
     }

@@ -28,10 +28,32 @@ import Testing
     @Test func contentLengthIsNilOnlyWithAnUnknownLength() throws {
         var body = MultipartBody()
         try body.append(.text("a", name: "a"))
-        try body.append(.stream({ InputStream(data: Data([1, 2])) }, length: 2, name: "s"))
+        try body.append(.stream(name: "s", length: 2) { InputStream(data: Data([1, 2])) })
         #expect(body.contentLength == Int64(try body.bytes().count))
-        try body.append(.stream({ InputStream(data: Data([1, 2])) }, length: nil, name: "u"))
+        try body.append(.stream(name: "u") { InputStream(data: Data([1, 2])) })
         #expect(body.contentLength == nil)
+    }
+
+    @Test func aNegativeStreamLengthIsRefusedWhenAppended() throws {
+        var body = MultipartBody()
+        let error = #expect(throws: MultipartError.self) {
+            try body.append(.stream(name: "s", length: -1) { InputStream(data: Data()) })
+        }
+        #expect(error?.code == .lengthMismatch)
+        #expect(body.parts.isEmpty)
+    }
+
+    /// The spelling before 0.2 (closure first, `Int64` length) still builds the same bytes as the new one.
+    @available(*, deprecated, message: "calls the deprecated spelling on purpose")
+    @Test func theDeprecatedStreamSpellingBuildsTheSameBody() throws {
+        var old = MultipartBody(boundary: try MultipartBoundary("b"))
+        try old.append(.stream({ InputStream(data: Data([1, 2])) }, length: 2, name: "s", filename: "s.bin"))
+        try old.append(.stream(InputStream(data: Data([3])), length: nil, name: "once"))
+        var new = MultipartBody(boundary: try MultipartBoundary("b"))
+        try new.append(.stream(name: "s", filename: "s.bin", length: 2) { InputStream(data: Data([1, 2])) })
+        try new.append(.stream(InputStream(data: Data([3])), name: "once"))
+        #expect(try old.bytes() == new.bytes())
+        #expect(old.contentLength == nil && new.contentLength == nil)
     }
 
     /// Hundreds of random forms: `contentLength` equals the bytes produced, whatever the read size.
@@ -51,7 +73,7 @@ import Testing
                     let file = try folder.file("f\(form)-\(index).dat", contents: bytes)
                     try body.append(.file(at: file, name: "f\(index)"))
                 default:
-                    try body.append(.stream({ InputStream(data: Data(bytes)) }, length: Int64(size), name: "s\(index)"))
+                    try body.append(.stream(name: "s\(index)", length: size) { InputStream(data: Data(bytes)) })
                 }
             }
             let bufferSize = [1, 3, 64, 1000, 65536, 1 << 20][form % 6]

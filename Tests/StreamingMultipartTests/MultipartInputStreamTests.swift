@@ -9,7 +9,7 @@ import Testing
         try body.append(.file(at: Repository.input("blob.bin"), name: "blob"))
         try body.append(.data(Data("\r\n--\r\n".utf8), name: "tricky", filename: "t.bin"))
         let notes = Repository.input("notes.txt")
-        try body.append(.stream({ InputStream(url: notes)! }, length: nil, name: "notes"))
+        try body.append(.stream(name: "notes") { InputStream(url: notes)! })
         return body
     }
 

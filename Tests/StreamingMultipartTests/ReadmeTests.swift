@@ -24,7 +24,7 @@ import FoundationNetworking
 
     func exampleBody() throws -> MultipartBody {
         let notes = Repository.input("notes.txt")
-        let size = Int64(try Data(contentsOf: notes).count)
+        let size = try Data(contentsOf: notes).count
         return try makeUploadBody(photo: Repository.input("blob.bin"), log: notes, logSize: size)
     }
 

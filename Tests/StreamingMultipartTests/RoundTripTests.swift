@@ -52,7 +52,7 @@ import Testing
                 expected.append(Expected(name: name, filename: nil, contentType: nil, body: content))
             } else {
                 let filename = "f\(index).bin"
-                try body.append(.stream({ InputStream(data: Data(content)) }, length: Int64(size), name: name, filename: filename))
+                try body.append(.stream(name: name, filename: filename, length: size) { InputStream(data: Data(content)) })
                 expected.append(Expected(name: name, filename: filename, contentType: "application/octet-stream", body: content))
             }
         }

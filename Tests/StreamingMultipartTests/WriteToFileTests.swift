@@ -22,7 +22,7 @@ import Testing
         let target = try folder.file("upload.body", contents: Array("previous".utf8))
         var body = MultipartBody()
         try body.append(.data(Data(repeating: 1, count: 300_000), name: "big", filename: "big.bin"))
-        try body.append(.stream({ InputStream(data: Data([1, 2])) }, length: 3, name: "short"))
+        try body.append(.stream(name: "short", length: 3) { InputStream(data: Data([1, 2])) })
         let error = #expect(throws: MultipartError.self) { try body.write(to: target) }
         #expect(error?.code == .lengthMismatch)
         #expect(try folder.contents() == ["upload.body"])

@@ -60,9 +60,15 @@ public struct MultipartBody: Sendable {
     ///
     /// - Throws: ``MultipartError/Code/invalidHeader`` for a header name that is not a token or a value holding
     ///   CR, LF or NUL; ``MultipartError/Code/boundaryInContent`` when a custom boundary occurs in the part's
-    ///   in-memory bytes (a random boundary is drawn again instead).
+    ///   in-memory bytes (a random boundary is drawn again instead); ``MultipartError/Code/lengthMismatch`` for a
+    ///   stream declared with a negative length.
     public mutating func append(_ part: MultipartPart) throws {
         try part.headers.validate(partIndex: parts.count)
+        if let length = part.content.length, length < 0 {
+            throw MultipartError(
+                code: .lengthMismatch, message: "part \(parts.count) declares a negative length (\(length) bytes)",
+                partIndex: parts.count)
+        }
         if part.contains(boundary) {
             guard boundaryIsRandom else {
                 throw MultipartError(

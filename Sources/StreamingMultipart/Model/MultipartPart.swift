@@ -10,7 +10,7 @@ public import Foundation
 /// try body.append(.text("Sunset over the bay", name: "caption"))
 /// try body.append(.data(jpegData, name: "thumb", filename: "thumb.jpg"))
 /// try body.append(.file(at: photoURL, name: "photo"))
-/// try body.append(.stream({ InputStream(url: logURL)! }, length: logSize, name: "log", filename: "log.txt"))
+/// try body.append(.stream(name: "log", filename: "log.txt", length: logSize) { InputStream(url: logURL)! })
 /// ```
 public struct MultipartPart: Sendable {
     /// The part's headers, in the order they are sent.
@@ -66,9 +66,39 @@ public struct MultipartPart: Sendable {
 
     /// An input stream made by `makeStream` each time the body is read, so a body can be sent again.
     ///
+    /// ```swift
+    /// try body.append(.stream(name: "log", filename: "log.txt", length: logSize) { InputStream(url: logURL)! })
+    /// ```
+    ///
     /// - Parameters:
-    ///   - length: the exact byte count, or nil when unknown (the body's `contentLength` is then nil and
-    ///     transports send it chunked). A stream that yields fewer or more bytes fails the read.
+    ///   - length: the exact byte count, or nil (the default) when unknown: the body's `contentLength` is then nil
+    ///     and transports send it chunked. A stream that yields fewer or more bytes than a given length fails the
+    ///     read with ``MultipartError/Code/lengthMismatch``; appending a negative length fails at once.
+    ///   - makeStream: called for every read of the body; each call returns a new stream from the start.
+    public static func stream(
+        name: String, filename: String? = nil, contentType: String? = nil, length: Int? = nil,
+        _ makeStream: @escaping @Sendable () throws -> InputStream
+    ) -> MultipartPart {
+        MultipartPart(
+            headers: disposition(name: name, filename: filename, contentType: contentType),
+            content: .stream(length: length.map(Int64.init), makeStream))
+    }
+
+    /// A ready-made input stream. It can be read once, so the body becomes one-shot: a second read of the body
+    /// fails with ``MultipartError/Code/streamAlreadyConsumed`` instead of sending an empty part.
+    ///
+    /// - Parameter length: the exact byte count, or nil (the default) when unknown.
+    public static func stream(
+        _ stream: sending InputStream, name: String, filename: String? = nil, contentType: String? = nil,
+        length: Int? = nil
+    ) -> MultipartPart {
+        MultipartPart(
+            headers: disposition(name: name, filename: filename, contentType: contentType),
+            content: .stream(stream, length: length.map(Int64.init)))
+    }
+
+    /// The spelling before 0.2: the closure first, so no trailing closure, and an `Int64` length without a default.
+    @available(*, deprecated, message: "use stream(name:filename:contentType:length:_:), which takes a trailing closure")
     public static func stream(
         _ makeStream: @escaping @Sendable () throws -> InputStream, length: Int64?, name: String,
         filename: String? = nil, contentType: String? = nil
@@ -78,8 +108,8 @@ public struct MultipartPart: Sendable {
             content: .stream(length: length, makeStream))
     }
 
-    /// A ready-made input stream. It can be read once, so the body becomes one-shot: a second read of the body
-    /// fails with ``MultipartError/Code/streamAlreadyConsumed`` instead of sending an empty part.
+    /// The spelling before 0.2, with an `Int64` length without a default.
+    @available(*, deprecated, message: "use stream(_:name:filename:contentType:length:)")
     public static func stream(
         _ stream: sending InputStream, length: Int64?, name: String, filename: String? = nil,
         contentType: String? = nil

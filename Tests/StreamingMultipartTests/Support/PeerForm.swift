@@ -63,8 +63,8 @@ struct RandomForm {
                     size: size, sha256: sha256Hex(bytes)))
             default:
                 let data = Data(bytes)
-                try body.append(.stream({ InputStream(data: data) }, length: Bool.random(using: &random) ? Int64(size) : nil,
-                    name: name, filename: "s\(index).csv"))
+                let length = Bool.random(using: &random) ? size : nil
+                try body.append(.stream(name: name, filename: "s\(index).csv", length: length) { InputStream(data: data) })
                 expected.append(PeerPart(name: name, filename: "s\(index).csv", content_type: "text/csv",
                     size: size, sha256: sha256Hex(bytes)))
             }
