@@ -86,7 +86,7 @@ struct BuildCommand: ParsableCommand {
         guard let output, output != "-" else { return try body.write(toFileDescriptor: STDOUT_FILENO) }
         var info = stat()
         if stat(output, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
-            return try body.write(to: URL(fileURLWithPath: output))
+            return try body.write(to: URL(fileURLWithPath: output), permissions: 0o666)  // under the umask, as curl
         }
         let descriptor = open(output, O_WRONLY | O_TRUNC)
         guard descriptor >= 0 else { throw Self.fail("cannot open \(output) for writing") }

@@ -5,7 +5,8 @@ import StreamingMultipart
 ///
 /// `-F name=value` is a text field; `-F name=@path` a file part (filename and type inferred);
 /// `-F 'name=<path'` a text field whose value is the file's content; `@-` and `<-` read standard input.
-/// Parameters follow `;`: `type=`, `filename=` and `headers=` (one `Name: value` header line). Values may be
+/// Parameters follow `;`: `type=`, `filename=` and `headers=` (one `Name: value` header line); as in curl, other
+/// parameters right after `type=` belong to the type (`;type=text/plain; charset=utf-8`). Values may be
 /// double-quoted (with `\"` and `\\`) to hold `;` or start with `@` or `<`. `--form-string name=value` is taken
 /// literally.
 struct FormSpec {
@@ -42,6 +43,7 @@ struct FormSpec {
         default:
             source = .text(try scanner.word())
         }
+        var lastKey = ""
         while !scanner.isAtEnd {
             guard scanner.peek() == ";" else {
                 throw ParseError(description: "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)")
@@ -54,11 +56,16 @@ struct FormSpec {
             case "type": contentType = value
             case "filename": filename = value
             case "headers": headers.append(value)
+            case _ where lastKey == "type":
+                // A parameter of the type, as curl reads `;type=text/plain; charset=utf-8`.
+                contentType? += "; \(key)=\(value)"
+                continue
             default:
                 throw ParseError(
                     description: "-F \(argument.debugDescription): unknown parameter \(key.debugDescription); "
                         + "quote a value that holds ';', or use --form-string")
             }
+            lastKey = key
         }
     }
 

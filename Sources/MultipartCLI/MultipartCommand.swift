@@ -14,8 +14,12 @@ struct MultipartCommand: ParsableCommand {
     /// The package version this tool belongs to.
     static let version = "0.1.0"
 
-    /// Options whose value may begin with dashes (browser boundaries do: `----WebKitFormBoundary…`).
-    static let dashedValueOptions: Set<String> = ["--boundary", "--content-type"]
+    /// Options whose value may begin with a dash: browser boundaries do (`----WebKitFormBoundary…`), and so may a
+    /// field name (`-F -a=1`, which curl accepts). Each maps to the long spelling it is joined to.
+    static let dashedValueOptions: [String: String] = [
+        "--boundary": "--boundary", "--content-type": "--content-type", "-F": "--form", "--form": "--form",
+        "--form-string": "--form-string",
+    ]
 
     /// Parses and runs the command. A usage error is one line on standard error naming the problem and pointing at
     /// `--help`, with exit status 1, as curl does; `--help` and `--version` print to standard output.
@@ -36,13 +40,14 @@ struct MultipartCommand: ParsableCommand {
         }
     }
 
-    /// Rewrites `--boundary ----X` as `--boundary=----X`, which ArgumentParser would otherwise read as an option.
+    /// Rewrites `--boundary ----X` as `--boundary=----X` and `-F -a=1` as `--form=-a=1`, which ArgumentParser would
+    /// otherwise read as options.
     static func joiningDashedValues(_ arguments: [String]) -> [String] {
         var result: [String] = []
         var index = 0
         while index < arguments.count {
-            if dashedValueOptions.contains(arguments[index]), index + 1 < arguments.count {
-                result.append("\(arguments[index])=\(arguments[index + 1])")
+            if let long = dashedValueOptions[arguments[index]], index + 1 < arguments.count {
+                result.append("\(long)=\(arguments[index + 1])")
                 index += 2
             } else {
                 result.append(arguments[index])

@@ -61,20 +61,28 @@ struct ParseCommand: ParsableCommand {
     }
 
     func run() throws {
+        var printedParts = 0
         do {
             let parser = try makeParser()
-            if discard {
-                try runDiscarding(parser)
-            } else {
-                let parts = try parseStreaming(parser)
-                if json { print(jsonReport(parts)) } else { parts.forEach { print($0.summary) } }
+            if discard { return try runDiscarding(parser) }
+            if json { print("{\"parts\":[", terminator: "") }
+            // Each part is printed as soon as it is whole: a body of a million parts holds one report at a time.
+            try parseStreaming(parser) { report in
+                if json {
+                    print((printedParts == 0 ? "" : ",") + report.json, terminator: "")
+                } else {
+                    print(report.summary)
+                }
+                printedParts += 1
             }
+            if json { print("]}") }
         } catch let error as MultipartError {
             if json {
-                print(JSONText.object([("error", JSONText.object([
+                let details = JSONText.object([
                     ("code", JSONText.string(error.code.name)), ("message", JSONText.string(error.message)),
                     ("offset", error.offset.map { String($0) } ?? "null"),
-                ]))]))
+                ])
+                print("],\"error\":\(details)}")
                 throw ExitCode(1)
             }
             throw BuildCommand.fail(error.description)
@@ -104,16 +112,58 @@ struct ParseCommand: ParsableCommand {
         var digest = SHA256()
         var sha256 = ""
 
+        /// One line: index, name, filename, type, size and SHA-256, tab-separated, with control characters escaped
+        /// so that a part's name cannot forge lines or move the terminal's cursor.
         var summary: String {
-            "\(head.index)\t\(head.name)\t\(head.filename ?? "-")\t\(head.contentType ?? "-")\t\(size) bytes\t\(sha256)"
+            [String(head.index), Self.escaped(head.name), Self.escaped(head.filename ?? "-"),
+             Self.escaped(head.contentType ?? "-"), "\(size) bytes", sha256].joined(separator: "\t")
+        }
+
+        var json: String {
+            var headers: [(String, String)] = []
+            for field in head.headers {
+                if let index = headers.firstIndex(where: { $0.0 == field.name.rawName }) {
+                    headers[index].1 += ", " + field.value
+                } else {
+                    headers.append((field.name.rawName, field.value))
+                }
+            }
+            return JSONText.object([
+                ("name", JSONText.string(head.name)),
+                ("filename", JSONText.string(head.filename)),
+                ("filename_star", JSONText.string(head.filenameStar)),
+                ("content_type", JSONText.string(head.contentType)),
+                ("headers", JSONText.object(headers.map { ($0.0, JSONText.string($0.1)) })),
+                ("size", String(size)),
+                ("sha256", JSONText.string(sha256)),
+            ])
+        }
+
+        /// `text` with `\` and every control character (C0, DEL, C1) written as an escape: `\t`, `\n`, `\r`,
+        /// `\\`, or `\u{1b}`.
+        static func escaped(_ text: String) -> String {
+            var out = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\\": out += "\\\\"
+                case "\t": out += "\\t"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                    out += "\\u{\(String(scalar.value, radix: 16))}"
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out
         }
     }
 
-    private func parseStreaming(_ initial: MultipartParser) throws -> [PartReport] {
+    /// Parses the input in 64 KiB reads and hands each part's report to `report` once the part is whole.
+    private func parseStreaming(_ initial: MultipartParser, report: (PartReport) -> Void) throws {
         var parser = initial
         let input = try openInput()
         defer { if input != STDIN_FILENO { close(input) } }
-        var reports: [PartReport] = []
+        var current: PartReport?
         var sink: PartFile?
         if let outputDir { try PartFile.createFolder(outputDir) }
         // A part cut short by an error is not left behind: the folder holds whole parts only.
@@ -122,17 +172,19 @@ struct ParseCommand: ParsableCommand {
             while let event = try parser.next() {
                 switch event {
                 case .partHeaders(let head):
-                    reports.append(PartReport(head: head))
+                    current = PartReport(head: head)
                     if let outputDir { sink = try PartFile(folder: outputDir, head: head) }
                 case .bodyBytes(let bytes):
-                    reports[reports.count - 1].size += bytes.count
-                    bytes.withUnsafeBytes { reports[reports.count - 1].digest.update(bufferPointer: $0) }
+                    current?.size += bytes.count
+                    bytes.withUnsafeBytes { current?.digest.update(bufferPointer: $0) }
                     try sink?.append(bytes)
                 case .partEnd:
-                    reports[reports.count - 1].sha256 = reports[reports.count - 1].digest.finalize()
-                        .map { String(format: "%02x", $0) }.joined()
-                    sink?.finish()
+                    guard var whole = current else { break }
+                    whole.sha256 = whole.digest.finalize().map { String(format: "%02x", $0) }.joined()
+                    try sink?.finish()
                     sink = nil
+                    current = nil
+                    report(whole)
                 case .end:
                     break
                 }
@@ -149,30 +201,6 @@ struct ParseCommand: ParsableCommand {
         }
         try parser.finish()
         try drain()
-        return reports
-    }
-
-    private func jsonReport(_ parts: [PartReport]) -> String {
-        let items = parts.map { part -> String in
-            var headers: [(String, String)] = []
-            for field in part.head.headers {
-                if let index = headers.firstIndex(where: { $0.0 == field.name.rawName }) {
-                    headers[index].1 += ", " + field.value
-                } else {
-                    headers.append((field.name.rawName, field.value))
-                }
-            }
-            return JSONText.object([
-                ("name", JSONText.string(part.head.name)),
-                ("filename", JSONText.string(part.head.filename)),
-                ("filename_star", JSONText.string(part.head.filenameStar)),
-                ("content_type", JSONText.string(part.head.contentType)),
-                ("headers", JSONText.object(headers.map { ($0.0, JSONText.string($0.1)) })),
-                ("size", String(part.size)),
-                ("sha256", JSONText.string(part.sha256)),
-            ])
-        }
-        return "{\"parts\":[" + items.joined(separator: ",") + "]}"
     }
 
     /// `--discard`: the whole input in memory, then only the parse is timed, fed in 64 KiB slices (no copies).
@@ -216,13 +244,14 @@ struct ParseCommand: ParsableCommand {
 /// outside `A-Z a-z 0-9 . _ -` replaced by `_` and leading dots removed: no part can name a path outside the folder,
 /// a hidden file, or an existing file (it is created with `O_EXCL`, and never through a symbolic link).
 struct PartFile {
-    let descriptor: Int32
+    let handle: FileHandle
     let path: String
 
     init(folder: String, head: MultipartPartHead) throws {
         path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
-        descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw BuildCommand.fail("cannot create \(path): \(String(cString: strerror(errno)))") }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
     /// Creates the output folder and any missing parents, as `mkdir -p` does.
@@ -245,22 +274,26 @@ struct PartFile {
         return "\(head.index)-\(safe.isEmpty ? "part" : String(safe.prefix(100)))"
     }
 
+    /// Writes all of `bytes` (FileHandle retries interrupted and short writes).
     func append(_ bytes: ArraySlice<UInt8>) throws {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw BuildCommand.fail("writing a part failed: \(String(cString: strerror(errno)))") }
-            offset += count
+        do {
+            try bytes.withUnsafeBytes { try handle.write(contentsOf: $0) }
+        } catch {
+            throw BuildCommand.fail("writing \(path) failed: \(error.localizedDescription)")
         }
     }
 
-    func finish() {
-        close(descriptor)
+    func finish() throws {
+        do {
+            try handle.close()
+        } catch {
+            throw BuildCommand.fail("closing \(path) failed: \(error.localizedDescription)")
+        }
     }
 
     /// Closes and removes a part that did not arrive whole.
     func discard() {
-        close(descriptor)
+        try? handle.close()
         unlink(path)
     }
 }

@@ -22,6 +22,19 @@ struct CLITests {
         #expect(result.stderr.contains("Content-Length: \(result.stdout.count)\n"))
     }
 
+    /// `-o` makes a file with the usual mode under the umask, as curl does, not the library's owner-only default.
+    @Test func outputFileHasTheUsualMode() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let out = folder.url.appendingPathComponent("body.bin").path
+        let result = try multipart(["build", "-F", "a=1", "-o", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let mask = umask(0)
+        umask(mask)
+        let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
+        #expect(mode == 0o666 & ~Int(mask))
+    }
+
     @Test func keepsTheOrderOfFormAndFormStringAndReadsFieldValuesFromFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -117,7 +130,30 @@ struct CLIParseTests {
         let result = try multipart(["parse", "--boundary", "b", "--json"], input: body)
         #expect(result.status == 1)
         let message = "the body ended inside part 0 (3 body bytes read) before its closing boundary"
-        #expect(result.stdoutText == #"{"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
+        #expect(result.stdoutText == #"{"parts":[],"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
+    }
+
+    /// Parts are reported as each is whole, so an error after two parts still lists them, in valid JSON.
+    @Test func jsonListsThePartsBeforeAnError() throws {
+        let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n".utf8)
+            + Array("--b\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\n2\r\n--b\r\nX".utf8)
+        let result = try multipart(["parse", "--boundary", "b", "--json"], input: body)
+        #expect(result.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+        #expect((report["parts"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["a", "b"])
+        #expect((report["error"] as? [String: Any])?["code"] as? String == "truncated")
+    }
+
+    /// A part's name cannot forge lines or move the cursor: the listing escapes control characters.
+    @Test func theListingEscapesControlCharacters() throws {
+        var body = MultipartBody(boundary: try MultipartBoundary("b"))
+        try body.append(.text("v", name: "a\r\nforged\tline\u{1b}[2J\\"))
+        let result = try multipart(["parse", "--boundary", "b"], input: try body.bytes())
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && lines[1].isEmpty, "\(result.stdoutText)")
+        let expected = ["0", #"a\r\nforged\tline\u{1b}[2J\\"#, "-", "-", "1 bytes"].joined(separator: "\t")
+        #expect(lines[0].hasPrefix(expected + "\t"), "\(lines[0])")
     }
 
     @Test func lenientFlagAcceptsLineFeeds() throws {
@@ -178,6 +214,51 @@ struct CLIParseTests {
         #expect(result.status != 0)
         #expect(result.status < 128, "killed by a signal: \(result.status)")
         #expect(result.stderr.contains(String(option.split(separator: "=")[0])), "\(result.stderr)")
+    }
+
+    /// Usage errors as curl gives them: one line naming the problem and where help is, status 1.
+    @Test(arguments: [
+        (["parse", "--boundary", "b", "--bogus"], "Unknown option '--bogus'"),
+        (["frobnicate"], "Unexpected argument 'frobnicate'"),
+        (["build", "-F"], "Missing value"),
+        (["parse", "--boundary", "b", "--max-parts", "x"], "--max-parts"),
+    ])
+    func usageErrorsAreOneLineAndStatus1(_ arguments: [String], _ problem: String) throws {
+        let result = try multipart(arguments)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("multipart: ") && result.stderr.contains(problem), "\(result.stderr)")
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("--help)"))
+    }
+
+    @Test func versionAndHelpGoToStandardOutput() throws {
+        let version = try multipart(["--version"])
+        #expect(version.status == 0 && version.stdoutText == "0.1.0\n")
+        let help = try multipart(["parse", "--help"])
+        #expect(help.status == 0 && help.stdoutText.contains("--max-parts"))
+        #expect(!help.stdoutText.contains("(default 1000). (default: 1000)"))
+    }
+
+    @Test func anEmptyBodySaysSoAndNamesNoPartTwice() throws {
+        let empty = try multipart(["parse", "--boundary", "b"])
+        #expect(empty.status == 1 && empty.stderr.contains("empty body"), "\(empty.stderr)")
+        let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b\r\nBad\r\n\r\n".utf8)
+        let bad = try multipart(["parse", "--boundary", "b"], input: body)
+        #expect(bad.status == 1 && bad.stderr.contains("part 1"), "\(bad.stderr)")
+        #expect(!bad.stderr.contains("(part 1)"), "\(bad.stderr)")
+    }
+
+    /// As curl: parameters after `type=` belong to the type, and a name may begin with a dash.
+    @Test func typeParametersAndDashedNamesAreReadAsCurlReadsThem() throws {
+        let built = try multipart([
+            "build", "--boundary", "c", "-F", "a=1;type=text/plain; charset=utf-8", "-F", "-x=2", "--form-string", "-y=3",
+        ])
+        #expect(built.status == 0, "\(built.stderr)")
+        let parsed = try multipart(["parse", "--boundary", "c", "--json"], input: built.stdout)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout)) as? [String: Any])
+        let parts = try #require(report["parts"] as? [[String: Any]])
+        #expect(parts.compactMap { $0["name"] as? String } == ["a", "-x", "-y"])
+        #expect(parts.first?["content_type"] as? String == "text/plain; charset=utf-8")
     }
 
     @Test func contentTypeOrBoundaryIsRequired() throws {

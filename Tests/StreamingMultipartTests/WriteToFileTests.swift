@@ -52,6 +52,32 @@ import Testing
         #expect(error?.message.contains("/nonexistent-folder") == true)
     }
 
+    /// The mode: the owner's alone by default; `permissions: 0o666` gives the usual mode under the umask.
+    @Test func theFileModeIsTheOwnersByDefaultAndFollowsTheUmaskWhenAsked() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = MultipartBody()
+        let mask = umask(0o022)
+        defer { umask(mask) }
+        let privateFile = folder.url.appendingPathComponent("private.body")
+        let usualFile = folder.url.appendingPathComponent("usual.body")
+        try body.write(to: privateFile)
+        try body.write(to: usualFile, permissions: 0o666)
+        let mode = { (url: URL) in (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) }
+        #expect(try mode(privateFile) == 0o600)
+        #expect(try mode(usualFile) == 0o644)
+        #expect(try folder.contents().sorted() == ["private.body", "usual.body"])
+    }
+
+    /// A file's errno reaches the caller through the error's cause.
+    @Test func theErrnoOfAFailedWriteIsReadable() throws {
+        let error = #expect(throws: MultipartError.self) {
+            try MultipartBody().write(to: URL(fileURLWithPath: "/nonexistent-folder/upload.body"))
+        }
+        let cause = try #require(error?.cause as? SystemCallError)
+        #expect(cause.call == "open" && cause.errno == ENOENT)
+    }
+
     @Test func urlRequestFromAFileSetsAnExactContentLength() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

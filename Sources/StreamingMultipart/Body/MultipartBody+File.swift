@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 public import Foundation
 
 extension MultipartBody {
@@ -15,47 +8,38 @@ extension MultipartBody {
 
     /// Writes the whole body to a file, atomically, and returns its length.
     ///
-    /// The body goes to a temporary file in the same folder (readable and writable by the owner only, since upload
-    /// bodies often hold private data), which is renamed over `url` once complete: `url` gets the whole body or is
-    /// left as it was, and no temporary file is left behind. This is the path for
-    /// `URLSession.uploadTask(with:fromFile:)` and background sessions, which send it with an exact
-    /// `Content-Length` on every platform.
+    /// The body goes to a new temporary file in the same folder (``permissions``, by default readable and writable
+    /// by the owner only, since upload bodies often hold private data), which is flushed to disk and renamed over
+    /// `url` once complete: `url` gets the whole body or is left as it was, even after a crash, and no temporary
+    /// file is left behind. This is the path for `URLSession.uploadTask(with:fromFile:)` and background sessions,
+    /// which send it with an exact `Content-Length` on every platform.
     ///
     /// ```swift
     /// let length = try body.write(to: uploadsFolder.appendingPathComponent("upload.body"))
     /// request.setValue(String(length), forHTTPHeaderField: "Content-Length")
     /// ```
     ///
+    /// - Parameter permissions: the new file's mode, masked by the process's umask: `0o600` (the default) for the
+    ///   owner alone, `0o666` for the usual mode of a new file (what `multipart build -o` uses, as curl does).
     /// - Returns: the bytes written, equal to ``contentLength`` when that is known.
-    /// - Throws: ``MultipartError/Code/writeFailed`` when the folder is not writable or the disk fills; any error
-    ///   of reading the body (``BodyReader/read(into:)``).
+    /// - Throws: ``MultipartError/Code/writeFailed`` when the folder is not writable or the disk fills, with the
+    ///   ``SystemCallError`` as its cause; any error of reading the body (``BodyReader/read(into:)``).
     @discardableResult
-    public func write(to url: URL) throws -> Int64 {
-        let folder = url.deletingLastPathComponent().path
-        var template = Array((folder.isEmpty ? "." : folder).utf8CString.dropLast())
-        template += Array("/.\(url.lastPathComponent).XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else {
-            throw MultipartError(
-                code: .writeFailed, message: "cannot create a temporary file in \(folder)",
-                cause: SystemCallError("mkstemp"))
-        }
-        let temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        let file = OpenFile(owning: descriptor)
+    public func write(to url: URL, permissions: Int = 0o600) throws -> Int64 {
+        let temporary: TemporaryFile
         do {
-            let written = try write(to: file, blockSize: Self.fileWriteBlockSize)
-            file.close()
-            guard rename(temporaryPath, url.path) == 0 else {
-                throw MultipartError(
-                    code: .writeFailed, message: "cannot rename the finished body to \(url.path)",
-                    cause: SystemCallError("rename"))
-            }
-            return written
+            temporary = try TemporaryFile(besides: url.path, permissions: mode_t(permissions & 0o7777))
         } catch {
-            file.close()
-            unlink(temporaryPath)
-            throw error
+            throw MultipartError(
+                code: .writeFailed, message: "cannot create a temporary file beside \(url.path)", cause: error)
         }
+        let written = try write(to: temporary.file, blockSize: Self.fileWriteBlockSize)
+        do {
+            try temporary.commit(to: url.path)
+        } catch {
+            throw MultipartError(code: .writeFailed, message: "cannot move the finished body to \(url.path)", cause: error)
+        }
+        return written
     }
 
     /// Writes the whole body to an open file in blocks of `blockSize`.

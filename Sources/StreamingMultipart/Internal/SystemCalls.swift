@@ -7,10 +7,17 @@ import Darwin
 #endif
 import Foundation
 
-/// The `errno` of the last failed call as an error, with the call named, to keep as a ``MultipartError/cause``.
-struct SystemCallError: Error, CustomStringConvertible {
-    var call: String
-    var errno: Int32
+/// A failed system call and its `errno`: the ``MultipartError/cause`` of file errors, so a caller can tell a full
+/// disk (`ENOSPC`) from a missing permission (`EACCES`).
+///
+/// ```swift
+/// catch let error as MultipartError where (error.cause as? SystemCallError)?.errno == ENOSPC { … }
+/// ```
+public struct SystemCallError: Error, CustomStringConvertible, Sendable {
+    /// The call that failed: `open`, `read`, `write`, `fsync`, `rename`, …
+    public var call: String
+    /// Its `errno`.
+    public var errno: Int32
 
     init(_ call: String, errno: Int32 = currentErrno()) {
         self.call = call
@@ -20,7 +27,7 @@ struct SystemCallError: Error, CustomStringConvertible {
     /// The path, or a folder on it, does not exist.
     var meansNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
 
-    var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+    public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
 func currentErrno() -> Int32 { errno }
@@ -114,6 +121,13 @@ final class OpenFile {
                 throw SystemCallError("write")
             }
             offset += count
+        }
+    }
+
+    /// Flushes the file's data and metadata to the disk (`fsync`).
+    func synchronize() throws {
+        while fsync(descriptor) != 0 {
+            if errno != EINTR { throw SystemCallError("fsync") }
         }
     }
 

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A header value split into its main value and its parameters, as in
 /// `form-data; name="field"; filename="a;b.txt"` or `multipart/form-data; boundary=xyz`.
 ///
@@ -114,7 +106,7 @@ enum HeaderValueParser {
     static func name(_ name: UnsafeBufferPointer<UInt8>, is lowercaseName: StaticString) -> Bool {
         guard name.count == lowercaseName.utf8CodeUnitCount else { return false }
         let expected = lowercaseName.utf8Start
-        if memcmp(name.baseAddress!, expected, name.count) == 0 { return true }  // sent in lower case, as usual
+        if ByteSearch.equal(name, expected) { return true }  // sent in lower case, as usual
         for index in 0..<name.count {
             let byte = name[index]
             let wanted = expected[index]

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension MultipartParser {
     /// `.partStart`: counts the part against ``Limits/maxParts``.
     ///
@@ -57,10 +49,8 @@ extension MultipartParser {
     private func indexOfLineFeed(from index: Int) -> Int? {
         guard index < buffer.endIndex else { return nil }
         let start = buffer.startIndex  // the closure captures locals only, not the parser
-        return buffer.withUnsafeBytes { bytes -> Int? in
-            let offset = index - start
-            guard let found = memchr(bytes.baseAddress! + offset, 0x0A, bytes.count - offset) else { return nil }
-            return start + bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
+        return buffer.withUnsafeBufferPointer { bytes in
+            ByteSearch.firstIndex(of: 0x0A, in: bytes, from: index - start).map { start + $0 }
         }
     }
 
@@ -101,8 +91,8 @@ extension MultipartParser {
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
         // One pass over the name: token characters up to the colon.
         let (nameEnd, hasCR, kind) = line.withUnsafeBufferPointer { bytes -> (Int, Bool, ReceivedHead.Kind) in
-            if memchr(bytes.baseAddress!, 0x0D, bytes.count) != nil { return (0, true, .other) }
-            if bytes.count >= 20, memcmp(bytes.baseAddress!, Self.dispositionPrefix.utf8Start, 20) == 0 {
+            if ByteSearch.firstIndex(of: 0x0D, in: bytes) != nil { return (0, true, .other) }
+            if ByteSearch.hasPrefix(bytes, "Content-Disposition:") {
                 return (19, false, .contentDisposition)  // the spelling every client sends: a token, no loop
             }
             var end = 0
@@ -138,8 +128,6 @@ extension MultipartParser {
         case .other: break
         }
     }
-
-    private static let dispositionPrefix: StaticString = "Content-Disposition:"
 
     /// The part's head from its complete header block, whose lines are the first `lineBytes` bytes of the buffer:
     /// repeats resolved, `Content-Disposition` parsed and checked, the block's quirks recorded.

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What a ``ReceivedHead`` knows besides its bytes: where the parts of its `Content-Disposition` lie. Plain values
 /// only, so that freeing a head releases nothing else.
 struct ReceivedHeadInfo {
@@ -57,8 +49,7 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
             var skipsContinuations = false
             var lineStart = 0
             while lineStart < lines.count {
-                let found = memchr(lines.baseAddress! + lineStart, 0x0A, lines.count - lineStart)!
-                let newline = lines.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                let newline = ByteSearch.firstIndex(of: 0x0A, in: lines, from: lineStart)!  // every line ends in LF
                 let end = newline > lineStart && lines[newline - 1] == 0x0D ? newline - 1 : newline
                 let line = UnsafeBufferPointer(rebasing: lines[lineStart..<end])
                 lineStart = newline + 1
@@ -119,9 +110,9 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         case contentDisposition, contentType, other
 
         init(_ name: UnsafeBufferPointer<UInt8>) {
-            if ReceivedHead.equal(name, "Content-Disposition") {  // the spelling every client sends, checked first
+            if ByteSearch.equal(name, "Content-Disposition") {  // the spelling every client sends, checked first
                 self = .contentDisposition
-            } else if ReceivedHead.equal(name, "Content-Type") {
+            } else if ByteSearch.equal(name, "Content-Type") {
                 self = .contentType
             } else if HeaderValueParser.name(name, is: "content-disposition") {
                 self = .contentDisposition
@@ -207,12 +198,8 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
 
     /// Browsers' spellings of the common names share one string; other names are copied.
     private static func headerName(_ name: UnsafeBufferPointer<UInt8>) -> MultipartHeaders.Name {
-        if equal(name, "Content-Disposition") { return .contentDisposition }
-        if equal(name, "Content-Type") { return .contentType }
+        if ByteSearch.equal(name, "Content-Disposition") { return .contentDisposition }
+        if ByteSearch.equal(name, "Content-Type") { return .contentType }
         return MultipartHeaders.Name(String(decoding: name, as: UTF8.self))
-    }
-
-    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        bytes.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
     }
 }
