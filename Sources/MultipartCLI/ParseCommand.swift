@@ -139,6 +139,17 @@ struct ParseCommand: ParsableCommand {
             ])
         }
 
+        /// Lower-case hex digits of `bytes` (`String(format:)` per byte took 30 µs a part).
+        static func hex(_ bytes: some Sequence<UInt8>) -> String {
+            let digits = Array("0123456789abcdef".utf8)
+            var text: [UInt8] = []
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0x0F)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+
         /// `text` with `\` and every control character (C0, DEL, C1) written as an escape: `\t`, `\n`, `\r`,
         /// `\\`, or `\u{1b}`.
         static func escaped(_ text: String) -> String {
@@ -180,7 +191,7 @@ struct ParseCommand: ParsableCommand {
                     try sink?.append(bytes)
                 case .partEnd:
                     guard var whole = current else { break }
-                    whole.sha256 = whole.digest.finalize().map { String(format: "%02x", $0) }.joined()
+                    whole.sha256 = PartReport.hex(whole.digest.finalize())
                     try sink?.finish()
                     sink = nil
                     current = nil
