@@ -16,7 +16,8 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let disposition = try? ContentDisposition(parsing: contentType) {
         // What a disposition writes reads back as the same fields.
         let again = try? ContentDisposition(parsing: disposition.headerValue, maxParameters: 1000)
-        precondition(again?.name == disposition.name && again?.filename == disposition.filename, "round trip of \(disposition)")
+        precondition(
+            again?.name == disposition.name && again?.filename == disposition.filename, "round trip of \(disposition)")
     }
     _ = try? ContentType(parsing: contentType)
     guard let boundary = try? MultipartBoundary(contentType: contentType), newline + 1 < input.count else { return 0 }

@@ -65,7 +65,10 @@ if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "build" {
         rates.append(Double(total) / (Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9) / 1e6)
     }
     rates.sort()
-    print(String(format: "build 3 fields + file\tmedian %.0f MB/s\tmin %.0f\tmax %.0f", rates[rates.count / 2], rates.first!, rates.last!))
+    print(
+        String(
+            format: "build 3 fields + file\tmedian %.0f MB/s\tmin %.0f\tmax %.0f", rates[rates.count / 2], rates.first!,
+            rates.last!))
     exit(0)
 }
 let reps = Int(CommandLine.arguments.dropFirst().first ?? "5")!
@@ -84,6 +87,11 @@ for (name, body) in (only == "F2" ? [("F2 100,000 fields", ParseFixtures.manyFie
     }
     samples.sort()
     let median = samples[samples.count / 2]
-    let rate = name.hasPrefix("F2") ? String(format: "%.0f k parts/s", Double(body.parts) / median / 1e3) : String(format: "%.0f MB/s", Double(body.bytes.count) / median / 1e6)
-    print("\(name)\tmedian \(rate)\tmin \(String(format: "%.1f", samples.first! * 1e3)) ms\tmax \(String(format: "%.1f", samples.last! * 1e3)) ms\tmallocs/part \(String(format: "%.2f", Double(allocs) / Double(body.parts)))")
+    let rate =
+        name.hasPrefix("F2")
+        ? String(format: "%.0f k parts/s", Double(body.parts) / median / 1e3)
+        : String(format: "%.0f MB/s", Double(body.bytes.count) / median / 1e6)
+    print(
+        "\(name)\tmedian \(rate)\tmin \(String(format: "%.1f", samples.first! * 1e3)) ms\tmax \(String(format: "%.1f", samples.last! * 1e3)) ms\tmallocs/part \(String(format: "%.2f", Double(allocs) / Double(body.parts)))"
+    )
 }

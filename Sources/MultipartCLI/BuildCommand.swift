@@ -22,13 +22,17 @@ struct BuildCommand: ParsableCommand {
             """
     )
 
-    @Option(name: [.customShort("F"), .customLong("form")], help: ArgumentHelp(
-        "A part, as curl's -F: name=value, name=@file, name=<file; then ;type=, ;filename=, ;headers=.",
-        valueName: "name=content"))
+    @Option(
+        name: [.customShort("F"), .customLong("form")],
+        help: ArgumentHelp(
+            "A part, as curl's -F: name=value, name=@file, name=<file; then ;type=, ;filename=, ;headers=.",
+            valueName: "name=content"))
     var form: [String] = []
 
-    @Option(name: .customLong("form-string"), help: ArgumentHelp(
-        "A text field taken literally (no @, < or ; handling).", valueName: "name=value"))
+    @Option(
+        name: .customLong("form-string"),
+        help: ArgumentHelp(
+            "A text field taken literally (no @, < or ; handling).", valueName: "name=value"))
     var formString: [String] = []
 
     @Option(name: .shortAndLong, help: "Write the body here (default: standard output); a regular file atomically.")
@@ -121,8 +125,12 @@ struct BuildCommand: ParsableCommand {
             let argument = arguments[index]
             if argument == "--" { break }
             switch argument {
-            case "-F", "--form": kinds.append(.form); index += 1
-            case "--form-string": kinds.append(.formString); index += 1
+            case "-F", "--form":
+                kinds.append(.form)
+                index += 1
+            case "--form-string":
+                kinds.append(.formString)
+                index += 1
             case "-o", "--output", "--headers": index += 1
             default:
                 if argument.hasPrefix("--form-string=") {

@@ -46,7 +46,9 @@ struct FormSpec {
         var lastKey = ""
         while !scanner.isAtEnd {
             guard scanner.peek() == ";" else {
-                throw ParseError(description: "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)")
+                throw ParseError(
+                    description: "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)"
+                )
             }
             scanner.advance()
             scanner.skipSpaces()
@@ -100,7 +102,8 @@ struct FormSpec {
             guard let colon = line.firstIndex(of: ":") else {
                 throw ParseError(description: "headers=\(line.debugDescription): expected 'Name: value'")
             }
-            headers.append(.init(String(line[..<colon])), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            headers.append(
+                .init(String(line[..<colon])), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         return MultipartPart(headers: headers, content: content)
     }

@@ -3,7 +3,8 @@ import StreamingMultipart
 import Testing
 
 /// `multipart build` and `multipart parse`, run as a program. `swift test` builds the binary beside the tests.
-@Suite(.enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
+@Suite(
+    .enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
 struct CLITests {
     func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
         try runProgram(try #require(Peers.multipart), arguments, input: input)
@@ -97,7 +98,8 @@ struct CLITests {
 }
 
 /// `multipart parse`, run as a program.
-@Suite(.enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
+@Suite(
+    .enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"))
 struct CLIParseTests {
     func multipart(_ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
         try CLITests().multipart(arguments, input: input)
@@ -105,8 +107,10 @@ struct CLIParseTests {
 
     @Test func buildPipedIntoParseRoundTripsAsJSON() throws {
         let notes = Repository.input("notes.txt").path
-        let built = try multipart(["build", "--boundary", "RT", "-F", "a=alpha", "-F", "f=@\(notes)",
-            "-F", "q=@\(notes);filename=C:\\dir\\\"x\".txt;type=text/x-q"])
+        let built = try multipart([
+            "build", "--boundary", "RT", "-F", "a=alpha", "-F", "f=@\(notes)",
+            "-F", "q=@\(notes);filename=C:\\dir\\\"x\".txt;type=text/x-q",
+        ])
         let contentType = "multipart/form-data; boundary=RT"
         let parsed = try multipart(["parse", "--content-type", contentType, "--json"], input: built.stdout)
         #expect(parsed.status == 0, "\(parsed.stderr)")
@@ -130,12 +134,15 @@ struct CLIParseTests {
         let result = try multipart(["parse", "--boundary", "b", "--json"], input: body)
         #expect(result.status == 1)
         let message = "the body ended inside part 0 (3 body bytes read) before its closing boundary"
-        #expect(result.stdoutText == #"{"parts":[],"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
+        #expect(
+            result.stdoutText
+                == #"{"parts":[],"error":{"code":"truncated","message":"\#(message)","offset":\#(body.count)}}"# + "\n")
     }
 
     /// Parts are reported as each is whole, so an error after two parts still lists them, in valid JSON.
     @Test func jsonListsThePartsBeforeAnError() throws {
-        let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n".utf8)
+        let body =
+            Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n".utf8)
             + Array("--b\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\n2\r\n--b\r\nX".utf8)
         let result = try multipart(["parse", "--boundary", "b", "--json"], input: body)
         #expect(result.status == 1)
@@ -159,7 +166,7 @@ struct CLIParseTests {
     @Test func lenientFlagAcceptsLineFeeds() throws {
         let body = Array("--b\nContent-Disposition: form-data; name=\"a\"\n\nv\n--b--\n".utf8)
         let strict = try multipart(["parse", "--boundary", "b", "--json"], input: body)
-            let lenient = try multipart(["parse", "--boundary", "b", "--json", "--lenient"], input: body)
+        let lenient = try multipart(["parse", "--boundary", "b", "--json", "--lenient"], input: body)
         #expect(strict.status == 1 && strict.stdoutText.contains("invalidDelimiter"))
         #expect(lenient.status == 0 && lenient.stdoutText.contains(#""name":"a""#))
     }
@@ -178,7 +185,8 @@ struct CLIParseTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["parts"])
         let written = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
-        #expect(written == ["0-escape", "1-passwd", "2-part", "3-hidden", "4-c", "5-ok.txt", "6-part", "7-field"].sorted())
+        #expect(
+            written == ["0-escape", "1-passwd", "2-part", "3-hidden", "4-c", "5-ok.txt", "6-part", "7-field"].sorted())
         #expect(try String(contentsOf: outside.appendingPathComponent("5-ok.txt"), encoding: .utf8) == "part 5")
     }
 
@@ -188,7 +196,8 @@ struct CLIParseTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let parts = folder.url.appendingPathComponent("new/parts").path + "/"
-        let body = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nwhole\r\n".utf8)
+        let body =
+            Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nwhole\r\n".utf8)
             + Array("--B\r\nContent-Disposition: form-data; name=\"b\"; filename=\"b.bin\"\r\n\r\ncut sh".utf8)
         let result = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body)
         #expect(result.status == 1)
@@ -251,7 +260,8 @@ struct CLIParseTests {
     /// As curl: parameters after `type=` belong to the type, and a name may begin with a dash.
     @Test func typeParametersAndDashedNamesAreReadAsCurlReadsThem() throws {
         let built = try multipart([
-            "build", "--boundary", "c", "-F", "a=1;type=text/plain; charset=utf-8", "-F", "-x=2", "--form-string", "-y=3",
+            "build", "--boundary", "c", "-F", "a=1;type=text/plain; charset=utf-8", "-F", "-x=2", "--form-string",
+            "-y=3",
         ])
         #expect(built.status == 0, "\(built.stderr)")
         let parsed = try multipart(["parse", "--boundary", "c", "--json"], input: built.stdout)

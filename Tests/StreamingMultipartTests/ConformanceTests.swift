@@ -15,7 +15,8 @@ import Testing
 
         var tags: [String] { spec["tags"] as? [String] ?? [] }
         var isLenient: Bool {
-            tags.contains("lenient") || (spec["parser_options"] as? [String: Any])?["strict_line_endings"] as? Bool == false
+            tags.contains("lenient")
+                || (spec["parser_options"] as? [String: Any])?["strict_line_endings"] as? Bool == false
         }
         var expected: [String: Any] {
             (isLenient ? spec["lenient_expected"] as? [String: Any] : nil) ?? spec["expected"] as! [String: Any]
@@ -34,15 +35,20 @@ import Testing
             guard url.lastPathComponent == "test.json" else { continue }
             let folder = url.deletingLastPathComponent()
             let spec = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
-            let headers = try JSONSerialization.jsonObject(
-                with: Data(contentsOf: folder.appendingPathComponent("headers.json"))) as! [String: String]
+            let headers =
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: folder.appendingPathComponent("headers.json"))) as! [String: String]
             let input = spec["input"] as? [String: Any]
-            var body = try Data(contentsOf: folder.appendingPathComponent(input?["body_file"] as? String ?? "input.raw"))
+            var body = try Data(
+                contentsOf: folder.appendingPathComponent(input?["body_file"] as? String ?? "input.raw"))
             if input?["body_encoding"] as? String == "base64" {
                 body = Data(base64Encoded: body, options: .ignoreUnknownCharacters)!
             }
             let contentType = headers.first { $0.key.lowercased() == "content-type" }!.value
-            cases.append(Case(id: spec["id"] as! String, folder: folder, spec: spec, contentType: contentType, body: [UInt8](body)))
+            cases.append(
+                Case(
+                    id: spec["id"] as! String, folder: folder, spec: spec, contentType: contentType, body: [UInt8](body)
+                ))
         }
         return cases.sorted { $0.id < $1.id }
     }
@@ -57,7 +63,9 @@ import Testing
         "invalid_header": [.invalidHeader],
     ]
 
-    @Test(.enabled(if: Peers.conformance != nil, "needs python3 with multipart-form-data-conformance (.ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: Peers.conformance != nil, "needs python3 with multipart-form-data-conformance (.ci/run installs it)"))
     func everyCase() throws {
         let cases = try Self.cases()
         #expect(cases.count >= 58, "the suite shrank: \(cases.count) cases")
@@ -74,13 +82,16 @@ import Testing
             }
             check(outcome, against: testCase.expected, case: testCase)
         }
-        print("ConformanceTests: ran \(cases.count) conformance cases (\(lenientCount) in lenient mode), "
-            + "each whole, byte by byte and split at every position")
+        print(
+            "ConformanceTests: ran \(cases.count) conformance cases (\(lenientCount) in lenient mode), "
+                + "each whole, byte by byte and split at every position")
     }
 
     /// Duplicate `Content-Disposition` (case 208): the suite's note allows rejecting it, which strict mode does;
     /// lenient mode takes the last one, as the suite's reference parser does.
-    @Test(.enabled(if: Peers.conformance != nil, "needs python3 with multipart-form-data-conformance (.ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: Peers.conformance != nil, "needs python3 with multipart-form-data-conformance (.ci/run installs it)"))
     func duplicateHeadersAreRejectedStrictlyAndResolvedLeniently() throws {
         let testCase = try #require(try Self.cases().first { $0.id == "208-duplicate-headers" })
         #expect((testCase.spec["notes"] as? String)?.contains("reject duplicates are also correct") == true)
@@ -132,7 +143,9 @@ import Testing
             if let base64 = want["body_base64"] as? String {
                 #expect(part.body == [UInt8](Data(base64Encoded: base64)!), "\(id): body bytes")
             }
-            if let digest = want["body_sha256"] as? String { #expect(sha256Hex(part.body) == digest, "\(id): body SHA-256") }
+            if let digest = want["body_sha256"] as? String {
+                #expect(sha256Hex(part.body) == digest, "\(id): body SHA-256")
+            }
             if let charset = want["charset"] as? String {
                 let parameters = part.head.contentType.flatMap { try? ContentType(parsing: $0).parameters }
                 #expect(parameters?["charset"]?.lowercased() == charset, "\(id): charset")

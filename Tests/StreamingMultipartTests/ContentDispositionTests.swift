@@ -63,7 +63,9 @@ import Testing
         Gen<Unicode.Scalar>.unicodeScalar(in: "\u{E000}"..."\u{10FFFF}").map { Character($0) })
 
     @Test func everyNameAndFilenameTheBuilderWritesReadsBack() async throws {
-        await propertyCheck(count: 2000, input: Self.nameCharacter.string(of: 0...12), Self.nameCharacter.string(of: 0...12)) {
+        await propertyCheck(
+            count: 2000, input: Self.nameCharacter.string(of: 0...12), Self.nameCharacter.string(of: 0...12)
+        ) {
             name, filename in
             let header = ContentDisposition(name: name, filename: filename).headerValue
             let parsed = try? ContentDisposition(parsing: header)
@@ -95,7 +97,11 @@ import Testing
         #expect(disposition.parameters.map(\.name) == ["name", "size"])
         disposition.name = "b"
         disposition.filename = "f.txt"
-        #expect(disposition.parameters == [.init(name: "name", value: "b"), .init(name: "filename", value: "f.txt"), .init(name: "size", value: "12")])
+        #expect(
+            disposition.parameters == [
+                .init(name: "name", value: "b"), .init(name: "filename", value: "f.txt"),
+                .init(name: "size", value: "12"),
+            ])
         #expect(disposition.headerValue == #"form-data; name="b"; filename="f.txt"; size="12""#)
     }
 }

@@ -51,8 +51,10 @@ import Testing
     @Test func aMissingFileOrAFolderIsAClearError() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        for (path, code) in [(folder.url.appendingPathComponent("missing").path, MultipartError.Code.fileNotFound),
-                             (folder.url.path, .notARegularFile)] {
+        for (path, code) in [
+            (folder.url.appendingPathComponent("missing").path, MultipartError.Code.fileNotFound),
+            (folder.url.path, .notARegularFile),
+        ] {
             var iterator = FileChunks(path: path).makeAsyncIterator()
             let error = await #expect(throws: MultipartError.self) { _ = try await iterator.next() }
             #expect(error?.code == code, "\(path)")

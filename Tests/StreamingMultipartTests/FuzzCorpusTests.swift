@@ -18,13 +18,16 @@ import Testing
             let newline = input.firstIndex(of: 0x0A) ?? input.endIndex
             let contentType = String(decoding: input[..<newline], as: UTF8.self)
             _ = try? ContentDisposition(parsing: contentType)
-            guard let boundary = try? MultipartBoundary(contentType: contentType), newline + 1 < input.count else { continue }
+            guard let boundary = try? MultipartBoundary(contentType: contentType), newline + 1 < input.count else {
+                continue
+            }
             let control = input[newline + 1]
             let body = Array(input[(newline + 2)...])
             let mode: MultipartParser.Mode = control & 1 == 0 ? .strict : .lenient
             let whole = parse(body, boundary: boundary.value, mode: mode, limits: limits, splitAt: [])
             for size in [1, 2, 3, 7, 16, 64, 1000] {
-                let chunked = parse(body, boundary: boundary.value, mode: mode, limits: limits,
+                let chunked = parse(
+                    body, boundary: boundary.value, mode: mode, limits: limits,
                     splitAt: Array(stride(from: size, to: body.count, by: size)))
                 #expect(chunked == whole, "\(name): chunks of \(size) give \(chunked), whole gives \(whole)")
             }

@@ -30,8 +30,10 @@ import Testing
         let blobBytes = try Data(contentsOf: blob)
         var body = MultipartBody(boundary: boundary)
         try body.append(.data(blobBytes.prefix(100), name: "thumb", filename: "thumb.jpg"))
-        try body.append(.data(Data([0, 1, 2, 13, 10, 45, 45]), name: "doc", filename: "my \"best\".bin",
-            contentType: "application/x-custom"))
+        try body.append(
+            .data(
+                Data([0, 1, 2, 13, 10, 45, 45]), name: "doc", filename: "my \"best\".bin",
+                contentType: "application/x-custom"))
         try body.append(.data(Data("raw bytes".utf8), name: "raw"))
         try expectGolden("data", body)
     }

@@ -12,7 +12,9 @@ import Testing
         var bodyBytes = 0
     }
 
-    func feed(_ pieces: [[UInt8]], repeating middle: [UInt8] = [], times: Int = 0, limits: MultipartParser.Limits = .default)
+    func feed(
+        _ pieces: [[UInt8]], repeating middle: [UInt8] = [], times: Int = 0, limits: MultipartParser.Limits = .default
+    )
         throws -> Tally
     {
         var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits)
@@ -70,7 +72,8 @@ import Testing
         let part = crlf("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv")
         var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary))
         var parts = 0
-        for chunk in Array(repeating: filler, count: 10_000) + [part + close] + Array(repeating: filler, count: 10_000) {
+        for chunk in Array(repeating: filler, count: 10_000) + [part + close] + Array(repeating: filler, count: 10_000)
+        {
             try parser.append(chunk)
             while let event = try parser.next() { if case .partHeaders = event { parts += 1 } }
         }

@@ -30,22 +30,43 @@ import Testing
         manyParts.maxParts = 10_000_000
         var manyParameters = manyParts
         manyParameters.maxParametersPerHeader = 4096
-        let nearMisses = ["\r\n--\(b.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(b.prefix(19))", "\r--\(b)", "\n--\(b)", "\r\n--\(b)X"]
-        let folded = "--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-Folded: a\r\n"
+        let nearMisses = [
+            "\r\n--\(b.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(b.prefix(19))", "\r--\(b)", "\n--\(b)",
+            "\r\n--\(b)X",
+        ]
+        let folded =
+            "--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-Folded: a\r\n"
             + String(repeating: " folded line\r\n", count: 1000) + "\r\nv\r\n"
         let parameters = (0..<1200).map { "; p\($0)=v" }.joined()
         return [
-            Flood(name: "blanks after the close delimiter", head: part + crlf("--\(b)--"), unit: crlf(" \t  "), tail: [], mode: .lenient),
+            Flood(
+                name: "blanks after the close delimiter", head: part + crlf("--\(b)--"), unit: crlf(" \t  "), tail: [],
+                mode: .lenient),
             Flood(name: "CR/LF flood in a file", head: fileHead, unit: crlf("\r\n\r\r\n\n"), tail: close),
             Flood(name: "LF flood in a file", head: fileHead, unit: crlf("\n\n\n\n"), tail: close, mode: .lenient),
-            Flood(name: "delimiter near-misses in a file", head: fileHead, unit: crlf(nearMisses.joined()), tail: close),
+            Flood(
+                name: "delimiter near-misses in a file", head: fileHead, unit: crlf(nearMisses.joined()), tail: close),
             // Lenient mode reads "\n--boundary" as a delimiter, so that near miss is left out.
-            Flood(name: "delimiter near-misses in a file", head: fileHead, unit: crlf(nearMisses.filter { !$0.hasPrefix("\n") }.joined()), tail: close, mode: .lenient),
-            Flood(name: "delimiter near-misses in the preamble", head: [], unit: crlf(nearMisses.joined()), tail: crlf("\r\n") + part + crlf("--\(b)--\r\n")),
-            Flood(name: "long folded headers", head: [], unit: crlf(folded), tail: crlf("--\(b)--\r\n"), limits: manyParts, unitIsAPart: true),
-            Flood(name: "many parameters", head: [], unit: crlf("--\(b)\r\nContent-Disposition: form-data; name=\"a\"\(parameters)\r\n\r\nv\r\n"), tail: crlf("--\(b)--\r\n"), limits: manyParameters, unitIsAPart: true),
-            Flood(name: "many tiny parts", head: [], unit: part, tail: crlf("--\(b)--\r\n"), limits: manyParts, unitIsAPart: true),
-            Flood(name: "many tiny parts", head: [], unit: crlf("--\(b)\nContent-Disposition: form-data; name=\"a\"\n\nv\n"), tail: crlf("--\(b)--\n"), mode: .lenient, limits: manyParts, unitIsAPart: true),
+            Flood(
+                name: "delimiter near-misses in a file", head: fileHead,
+                unit: crlf(nearMisses.filter { !$0.hasPrefix("\n") }.joined()), tail: close, mode: .lenient),
+            Flood(
+                name: "delimiter near-misses in the preamble", head: [], unit: crlf(nearMisses.joined()),
+                tail: crlf("\r\n") + part + crlf("--\(b)--\r\n")),
+            Flood(
+                name: "long folded headers", head: [], unit: crlf(folded), tail: crlf("--\(b)--\r\n"),
+                limits: manyParts, unitIsAPart: true),
+            Flood(
+                name: "many parameters", head: [],
+                unit: crlf("--\(b)\r\nContent-Disposition: form-data; name=\"a\"\(parameters)\r\n\r\nv\r\n"),
+                tail: crlf("--\(b)--\r\n"), limits: manyParameters, unitIsAPart: true),
+            Flood(
+                name: "many tiny parts", head: [], unit: part, tail: crlf("--\(b)--\r\n"), limits: manyParts,
+                unitIsAPart: true),
+            Flood(
+                name: "many tiny parts", head: [],
+                unit: crlf("--\(b)\nContent-Disposition: form-data; name=\"a\"\n\nv\n"), tail: crlf("--\(b)--\n"),
+                mode: .lenient, limits: manyParts, unitIsAPart: true),
         ]
     }
 
@@ -60,7 +81,8 @@ import Testing
         let perChunk = max(1, 65536 / flood.unit.count)
         let block = Array([[UInt8]](repeating: flood.unit, count: perChunk).joined())
         let chunks = max(1, size / block.count)
-        var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode)
+        var parser = try MultipartParser(
+            boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode)
         var maxBuffered = 0
         var parts = 0
         func drain() throws {
@@ -90,7 +112,9 @@ import Testing
         let medium = try Self.run(flood, size: 16 << 20)
         let large = try Self.run(flood, size: 64 << 20)
         let ratio = large.duration / medium.duration
-        print("LinearTimeTests: \(flood.testDescription): 1 MB \(small.duration), 16 MB \(medium.duration), 64 MB \(large.duration), 64/16 = \(ratio)")
+        print(
+            "LinearTimeTests: \(flood.testDescription): 1 MB \(small.duration), 16 MB \(medium.duration), 64 MB \(large.duration), 64/16 = \(ratio)"
+        )
         #expect(ratio < 8, "64 MB took \(ratio)× the time of 16 MB")
         // One chunk (the block) plus a header block plus a delimiter's worth of held-back bytes.
         let bound = 65536 + flood.unit.count + flood.limits.maxHeaderBytesPerPart + 512

@@ -10,7 +10,9 @@ import Testing
         #expect(body.boundary != first)
         let bytes = try body.bytes()
         let delimiter = Array("--\(body.boundary.value)".utf8)
-        let occurrences = (0...(bytes.count - delimiter.count)).filter { Array(bytes[$0..<($0 + delimiter.count)]) == delimiter }
+        let occurrences = (0...(bytes.count - delimiter.count)).filter {
+            Array(bytes[$0..<($0 + delimiter.count)]) == delimiter
+        }
         #expect(occurrences.count == 2)  // the part's opening delimiter and the close delimiter
     }
 
@@ -67,7 +69,9 @@ import Testing
                 let size = [0, 1, 2, 100, 5000, 70_000][Int.random(in: 0...5, using: &random)]
                 let bytes = random.bytes(size)
                 switch Int.random(in: 0...3, using: &random) {
-                case 0: try body.append(.text(String(decoding: bytes.map { $0 % 64 + 32 }, as: UTF8.self), name: "t\(index)"))
+                case 0:
+                    try body.append(
+                        .text(String(decoding: bytes.map { $0 % 64 + 32 }, as: UTF8.self), name: "t\(index)"))
                 case 1: try body.append(.data(Data(bytes), name: "d\(index)", filename: "d\(index).bin"))
                 case 2:
                     let file = try folder.file("f\(form)-\(index).dat", contents: bytes)

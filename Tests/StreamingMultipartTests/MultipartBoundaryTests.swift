@@ -19,13 +19,17 @@ import Testing
         #expect(MultipartBoundary.random(using: &a) == MultipartBoundary.random(using: &b))
     }
 
-    @Test(arguments: ["x", "----WebKitFormBoundary7MA4YWxkTrZu0gW", "a'()+_,-./:=? b", String(repeating: "z", count: 70)])
+    @Test(arguments: [
+        "x", "----WebKitFormBoundary7MA4YWxkTrZu0gW", "a'()+_,-./:=? b", String(repeating: "z", count: 70),
+    ])
     func acceptsRFC2046Boundaries(_ value: String) throws {
         #expect(try MultipartBoundary(value).value == value)
     }
 
-    @Test(arguments: ["", String(repeating: "z", count: 71), "ends in space ", "semi;colon", "quote\"", "tab\t",
-        "crlf\r\n", "ünïcode"])
+    @Test(arguments: [
+        "", String(repeating: "z", count: 71), "ends in space ", "semi;colon", "quote\"", "tab\t",
+        "crlf\r\n", "ünïcode",
+    ])
     func rejectsInvalidBoundaries(_ value: String) {
         let error = #expect(throws: MultipartError.self) { try MultipartBoundary(value) }
         #expect(error?.code == .invalidBoundary)
@@ -33,9 +37,11 @@ import Testing
     }
 
     @Test func contentTypeQuotesBoundariesThatAreNotTokens() throws {
-        #expect(MultipartBody(boundary: try MultipartBoundary("abc-123")).contentType
-            == "multipart/form-data; boundary=abc-123")
-        #expect(MultipartBody(boundary: try MultipartBoundary("a b:c")).contentType
-            == "multipart/form-data; boundary=\"a b:c\"")
+        #expect(
+            MultipartBody(boundary: try MultipartBoundary("abc-123")).contentType
+                == "multipart/form-data; boundary=abc-123")
+        #expect(
+            MultipartBody(boundary: try MultipartBoundary("a b:c")).contentType
+                == "multipart/form-data; boundary=\"a b:c\"")
     }
 }

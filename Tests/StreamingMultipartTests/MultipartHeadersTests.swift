@@ -7,7 +7,8 @@ import Testing
     @Test func receivedHeaderNamesAreExactlyRFC9110Tokens() throws {
         let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
         for byte in UInt8.min...UInt8.max where byte != 0x0A && byte != 0x0D && byte != UInt8(ascii: ":") {
-            let body = Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\nX".utf8) + [byte]
+            let body =
+                Array("--b\r\nContent-Disposition: form-data; name=\"a\"\r\nX".utf8) + [byte]
                 + Array("Y: v\r\n\r\nvalue\r\n--b--\r\n".utf8)
             var parser = try MultipartParser(boundary: MultipartBoundary("b"))
             var accepted = true
@@ -69,8 +70,9 @@ import Testing
 
     @Test func escapesNamesAndFilenamesTheWHATWGWay() {
         #expect(ContentDisposition(name: "a\"b\r\nc").headerValue == #"form-data; name="a%22b%0D%0Ac""#)
-        #expect(ContentDisposition(name: "f", filename: "x\"y.txt").headerValue
-            == #"form-data; name="f"; filename="x%22y.txt""#)
+        #expect(
+            ContentDisposition(name: "f", filename: "x\"y.txt").headerValue
+                == #"form-data; name="f"; filename="x%22y.txt""#)
         #expect(ContentDisposition.escape("naïve \\ ✓") == "naïve \\ ✓")
     }
 }

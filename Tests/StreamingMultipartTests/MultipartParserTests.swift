@@ -20,18 +20,24 @@ import Testing
     }
 
     @Test func commonBodiesReportNoQuirks() {
-        #expect(parseEveryChunking(simple, boundary: "xyz") == .parsed(parseEveryChunking(simple, boundary: "xyz").parts!, []))
+        #expect(
+            parseEveryChunking(simple, boundary: "xyz")
+                == .parsed(parseEveryChunking(simple, boundary: "xyz").parts!, []))
     }
 
     @Test func emptyFormAndEmptyParts() throws {
         #expect(parseEveryChunking(crlf("--xyz--\r\n"), boundary: "xyz").parts == [])
-        let parts = try #require(parseEveryChunking(
-            crlf("--xyz\r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n--xyz--\r\n"), boundary: "xyz").parts)
+        let parts = try #require(
+            parseEveryChunking(
+                crlf("--xyz\r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n--xyz--\r\n"), boundary: "xyz"
+            ).parts)
         #expect(parts.count == 1 && parts[0].body.isEmpty)
     }
 
     @Test func preambleEpilogueAndPaddingAreSkipped() throws {
-        let body = crlf("preamble text\r\n--xyz \t\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--  \r\nepilogue\r\n--xyz\r\n")
+        let body = crlf(
+            "preamble text\r\n--xyz \t\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--  \r\nepilogue\r\n--xyz\r\n"
+        )
         guard case .parsed(let parts, let quirks) = parseEveryChunking(body, boundary: "xyz") else {
             Issue.record("did not parse")
             return
@@ -53,7 +59,9 @@ import Testing
     }
 
     @Test func lineFeedOnlyBodiesNeedLenientMode() throws {
-        let body = crlf("--xyz\nContent-Disposition: form-data; name=\"a\"\n\nline\r\nmore\n--xyz\nContent-Disposition: form-data; name=\"b\"\n\nb\n--xyz--\n")
+        let body = crlf(
+            "--xyz\nContent-Disposition: form-data; name=\"a\"\n\nline\r\nmore\n--xyz\nContent-Disposition: form-data; name=\"b\"\n\nb\n--xyz--\n"
+        )
         #expect(parseEveryChunking(body, boundary: "xyz", mode: .strict).error == .invalidDelimiter)
         guard case .parsed(let parts, let quirks) = parseEveryChunking(body, boundary: "xyz", mode: .lenient) else {
             Issue.record("lenient mode did not parse")
@@ -77,7 +85,9 @@ import Testing
     }
 
     @Test func headersKeepOrderFoldAndCompareInAnyCase() throws {
-        let body = crlf("--xyz\r\ncontent-disposition: form-data; NAME=\"a\"\r\nX-Long: one\r\n two\r\nX-Other:  v  \r\n\r\nx\r\n--xyz--\r\n")
+        let body = crlf(
+            "--xyz\r\ncontent-disposition: form-data; NAME=\"a\"\r\nX-Long: one\r\n two\r\nX-Other:  v  \r\n\r\nx\r\n--xyz--\r\n"
+        )
         guard case .parsed(let parts, let quirks) = parseEveryChunking(body, boundary: "xyz") else {
             Issue.record("did not parse")
             return
@@ -106,8 +116,14 @@ import Testing
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nBad Name: v\r\n\r\nx\r\n--xyz--\r\n", .invalidHeader),
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nno colon here\r\n", .invalidHeader),
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\r\n\r\nx\r\n--xyz--\r\n", .invalidHeader),
-        ("--xyz\r\nContent-Disposition: form-data; name=\"a\"; filename*=UTF-8''%E2%9\r\n\r\nx\r\n--xyz--\r\n", .invalidHeader),
-        ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\nx\r\n--xyz--\r\n", .duplicateHeader),
+        (
+            "--xyz\r\nContent-Disposition: form-data; name=\"a\"; filename*=UTF-8''%E2%9\r\n\r\nx\r\n--xyz--\r\n",
+            .invalidHeader
+        ),
+        (
+            "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n\r\nx\r\n--xyz--\r\n",
+            .duplicateHeader
+        ),
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--xyz--garbage", .invalidDelimiter),
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\ncut off", .truncated),
         ("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--xyz\r\n", .missingCloseDelimiter),
@@ -156,7 +172,8 @@ import Testing
 
     @Test func bodyBytesAreSlicesOfTheAppendedChunk() throws {
         var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
-        let chunk = crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n") + [UInt8](repeating: 7, count: 100_000)
+        let chunk =
+            crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n") + [UInt8](repeating: 7, count: 100_000)
         try parser.append(chunk)
         _ = try parser.next()  // headers
         guard case .bodyBytes(let bytes) = try parser.next() else {
@@ -166,7 +183,8 @@ import Testing
         #expect(bytes.count == 100_000)
         // Same storage: the slice's first element is the chunk's byte at the same index.
         chunk.withUnsafeBufferPointer { whole in
-            bytes.withUnsafeBufferPointer { slice in #expect(slice.baseAddress == whole.baseAddress! + bytes.startIndex) }
+            bytes.withUnsafeBufferPointer { slice in #expect(slice.baseAddress == whole.baseAddress! + bytes.startIndex)
+            }
         }
     }
 
@@ -186,7 +204,9 @@ import Testing
         #expect(try MultipartBoundary(contentType: "Multipart/Form-Data;BOUNDARY=\"a b;c\"").value == "a b;c")
         #expect(try MultipartBoundary(contentType: "multipart/form-data;  boundary= t  ; charset=utf-8").value == "t")
         #expect(try MultipartBoundary(contentType: "multipart/mixed; boundary=x'()+_,-./:=?").value == "x'()+_,-./:=?")
-        #expect(try MultipartBoundary(contentType: "multipart/form-data; boundary=" + String(repeating: "b", count: 256)).value.count == 256)
+        #expect(
+            try MultipartBoundary(contentType: "multipart/form-data; boundary=" + String(repeating: "b", count: 256))
+                .value.count == 256)
         let cases: [(String, MultipartError.Code)] = [
             ("multipart/form-data", .invalidBoundary),
             ("multipart/form-data; boundary=", .invalidBoundary),
@@ -211,9 +231,10 @@ import Testing
         #expect(latin.filenameStar == "été.txt")
         #expect(latin.filename == nil)
         #expect(try ContentDisposition(parsing: "FORM-DATA; Name=x;").name == "x")
-        for bad in ["form-data; name", "form-data; =x", "; name=x", "form-data; name=\"x\" y",
-            "form-data; filename*=UTF-8''%ZZ", "form-data; filename*=no-quotes", "form-data; filename*=koi8-r''abc"]
-        {
+        for bad in [
+            "form-data; name", "form-data; =x", "; name=x", "form-data; name=\"x\" y",
+            "form-data; filename*=UTF-8''%ZZ", "form-data; filename*=no-quotes", "form-data; filename*=koi8-r''abc",
+        ] {
             let error = #expect(throws: MultipartError.self) { try ContentDisposition(parsing: bad) }
             #expect(error?.code == .invalidHeader, "\(bad)")
         }

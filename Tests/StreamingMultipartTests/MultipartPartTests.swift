@@ -10,9 +10,12 @@ import Testing
         #expect(part.content.length == Int64(try Data(contentsOf: Repository.input("notes.txt")).count))
     }
 
-    @Test(arguments: [("a.JPG", "image/jpeg"), ("b.png", "image/png"), ("c.json", "application/json"),
-        ("d.pdf", "application/pdf"), ("e.unknownext", "application/octet-stream"), ("noext", "application/octet-stream"),
-        (".hidden", "application/octet-stream"), ("f.tar.gz", "application/gzip"), ("g.mp4", "video/mp4")])
+    @Test(arguments: [
+        ("a.JPG", "image/jpeg"), ("b.png", "image/png"), ("c.json", "application/json"),
+        ("d.pdf", "application/pdf"), ("e.unknownext", "application/octet-stream"),
+        ("noext", "application/octet-stream"),
+        (".hidden", "application/octet-stream"), ("f.tar.gz", "application/gzip"), ("g.mp4", "video/mp4"),
+    ])
     func infersContentTypes(_ filename: String, _ type: String) {
         #expect(MultipartPart.contentType(forFilename: filename) == type)
     }

@@ -21,16 +21,17 @@ import Testing
         let body = try sampleBody()
         let pieces = try chunks(of: body, size: 1000)
         let arrays = AsyncStream { continuation in
-            pieces.forEach { continuation.yield($0) }
+            for piece in pieces { continuation.yield(piece) }
             continuation.finish()
         }
         let datas = AsyncStream { continuation in
-            pieces.forEach { continuation.yield(Data($0)) }
+            for piece in pieces { continuation.yield(Data(piece)) }
             continuation.finish()
         }
-        for parts in [try await collect(arrays.multipartParts(boundary: body.boundary)),
-            try await collect(datas.multipartParts(boundary: body.boundary))]
-        {
+        for parts in [
+            try await collect(arrays.multipartParts(boundary: body.boundary)),
+            try await collect(datas.multipartParts(boundary: body.boundary)),
+        ] {
             #expect(parts.map(\.0) == ["a", "big", "c"])
             #expect(parts[0].1 == Array("alpha".utf8))
             #expect(parts[1].1 == [UInt8](repeating: 7, count: 300_000))
@@ -52,7 +53,7 @@ import Testing
         let body = try sampleBody()
         let pieces = try chunks(of: body, size: 4096)
         let source = AsyncStream { continuation in
-            pieces.forEach { continuation.yield($0) }
+            for piece in pieces { continuation.yield(piece) }
             continuation.finish()
         }
         var names: [String] = []
@@ -107,7 +108,9 @@ import Testing
         let pulled = Locked(0)
         var names: [String] = []
         let source = endlessEpilogue(after: body, pulled: pulled)
-        for try await part in try source.multipartParts(boundary: MultipartBoundary("b")) { names.append(part.head.name) }
+        for try await part in try source.multipartParts(boundary: MultipartBoundary("b")) {
+            names.append(part.head.name)
+        }
         #expect(names == ["a"])
         #expect(pulled.get() == 1)
     }
@@ -121,7 +124,9 @@ import Testing
             return index < 3 ? (index == 0 ? body : Array("more".utf8)) : nil
         })
         var count = 0
-        for try await _ in try source.multipartParts(boundary: MultipartBoundary("b"), readsEpilogue: true) { count += 1 }
+        for try await _ in try source.multipartParts(boundary: MultipartBoundary("b"), readsEpilogue: true) {
+            count += 1
+        }
         #expect(count == 1)
         #expect(pulled.get() == 4)  // three chunks and the end
         // Strict mode still checks the close delimiter's line when the rest is read.
@@ -170,7 +175,7 @@ import Testing
     @Test func contentTypeEntryPoint() async throws {
         let body = try sampleBody()
         let source = AsyncStream { continuation in
-            try! chunks(of: body, size: 65536).forEach { continuation.yield($0[...]) }
+            for piece in try! chunks(of: body, size: 65536) { continuation.yield(piece[...]) }
             continuation.finish()
         }
         var count = 0

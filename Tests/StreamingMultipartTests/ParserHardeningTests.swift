@@ -24,7 +24,9 @@ import Testing
     }
 
     @Test func aLineFeedOnlyEmptyPartInLenientMode() throws {
-        let body = crlf("--xyz\nContent-Disposition: form-data; name=\"a\"\n\n--xyz\nContent-Disposition: form-data; name=\"b\"\n\nb\n--xyz--\n")
+        let body = crlf(
+            "--xyz\nContent-Disposition: form-data; name=\"a\"\n\n--xyz\nContent-Disposition: form-data; name=\"b\"\n\nb\n--xyz--\n"
+        )
         let parts = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts)
         #expect(parts.map(\.name) == ["a", "b"])
         #expect(parts.map(\.text) == ["", "b"])
@@ -85,7 +87,9 @@ import Testing
     }
 
     @Test func paddingAfterAPartDelimiterIsCapped() {
-        let body = crlf("--xyz") + [UInt8](repeating: 0x09, count: 65) + crlf("\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--\r\n")
+        let body =
+            crlf("--xyz") + [UInt8](repeating: 0x09, count: 65)
+            + crlf("\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--\r\n")
         #expect(parseEveryChunking(body, boundary: "xyz").error == .invalidDelimiter)
         #expect(parseEveryChunking(body, boundary: "xyz", mode: .lenient).error == .invalidDelimiter)
     }
@@ -93,14 +97,17 @@ import Testing
     // MARK: Folded headers
 
     @Test func aFoldedValueWhoseFirstLineIsEmptyIsTrimmed() throws {
-        let body = crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nContent-Type:\r\n text/plain\r\nX-A: one \r\n \t\r\n two\r\n\r\nv\r\n--xyz--\r\n")
+        let body = crlf(
+            "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\nContent-Type:\r\n text/plain\r\nX-A: one \r\n \t\r\n two\r\n\r\nv\r\n--xyz--\r\n"
+        )
         let head = try #require(parseEveryChunking(body, boundary: "xyz").parts?.first?.head)
         #expect(head.contentType == "text/plain")
         #expect(head.headers["X-A"] == "one two")
     }
 
     @Test func aFoldedContentDispositionIsParsedUnfolded() throws {
-        let body = crlf("--xyz\r\nContent-Disposition: form-data;\r\n name=\"a\";\r\n\tfilename=\"f.txt\"\r\n\r\nv\r\n--xyz--\r\n")
+        let body = crlf(
+            "--xyz\r\nContent-Disposition: form-data;\r\n name=\"a\";\r\n\tfilename=\"f.txt\"\r\n\r\nv\r\n--xyz--\r\n")
         let head = try #require(parseEveryChunking(body, boundary: "xyz").parts?.first?.head)
         #expect(head.name == "a")
         #expect(head.filename == "f.txt")

@@ -4,11 +4,14 @@ import Testing
 
 /// Bodies built here, parsed by Python's python-multipart and Werkzeug: every field, filename, content type and
 /// SHA-256 must match. Enabled where python3 and the packages are present; `.ci/run` installs them.
-@Suite(.enabled(if: Peers.pythonParsers != nil, "needs python3 with python-multipart and Werkzeug (.ci/run installs them)"))
+@Suite(
+    .enabled(if: Peers.pythonParsers != nil, "needs python3 with python-multipart and Werkzeug (.ci/run installs them)")
+)
 struct PythonInteropTests {
     func parse(_ body: MultipartBody, with peer: String, python: String) throws -> [PeerPart] {
         let bytes = try body.bytes()
-        let result = try runProgram(python, [Repository.peerScript("parse_form.py"), peer, body.contentType], input: bytes)
+        let result = try runProgram(
+            python, [Repository.peerScript("parse_form.py"), peer, body.contentType], input: bytes)
         #expect(result.status == 0, "\(peer): \(result.stderr)")
         return try JSONDecoder().decode(PeerReply.self, from: Data(result.stdout)).parts ?? []
     }
@@ -43,10 +46,13 @@ struct PythonInteropTests {
         let expected = [
             PeerPart(name: "tags[]", filename: nil, content_type: nil, size: 1, sha256: sha256Hex(Array("a".utf8))),
             PeerPart(name: "tags[]", filename: nil, content_type: nil, size: 1, sha256: sha256Hex(Array("b".utf8))),
-            PeerPart(name: "user[name]", filename: nil, content_type: nil, size: 3, sha256: sha256Hex(Array("Ann".utf8))),
-            PeerPart(name: "notes", filename: "notes.txt", content_type: "text/plain", size: notes.count,
+            PeerPart(
+                name: "user[name]", filename: nil, content_type: nil, size: 3, sha256: sha256Hex(Array("Ann".utf8))),
+            PeerPart(
+                name: "notes", filename: "notes.txt", content_type: "text/plain", size: notes.count,
                 sha256: sha256Hex(notes)),
-            PeerPart(name: "bin", filename: "b.dat", content_type: "application/x-b", size: 4,
+            PeerPart(
+                name: "bin", filename: "b.dat", content_type: "application/x-b", size: 4,
                 sha256: sha256Hex([0, 255, 13, 10])),
         ].sorted()
         #expect(parsed == expected)

@@ -11,9 +11,12 @@ import FoundationNetworking
 @Suite(.serialized) struct ReadmeTests {
     @Test func everySwiftBlockOfTheReadmeIsAFileCompiledAsItIs() throws {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
+            $0.components(separatedBy: "```")[0]
+        }
         let folder = Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/Readme")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+            .sorted()
         #expect(blocks.count == files.count, "README blocks: \(blocks.count), files: \(files)")
         for (block, file) in zip(blocks, files) {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
@@ -47,7 +50,8 @@ import FoundationNetworking
         ] {
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             let reply = try JSONDecoder().decode(PeerReply.self, from: data)
-            #expect(reply.parts?.map(\.name) == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
+            #expect(
+                reply.parts?.map(\.name) == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
         }
         #expect(try folder.contents().isEmpty)  // the spool file is removed after the upload
     }
@@ -104,7 +108,10 @@ import FoundationNetworking
         let fields = try await receive(chunks, contentType: body.contentType, saveFilesIn: folder.url)
         #expect(fields == ["caption": "Sunset over the bay", "album[id]": "42", "album[tags][]": "sunset"])
         let saved = try folder.contents().map { try Data(contentsOf: folder.url.appendingPathComponent($0)) }
-        #expect(Set(saved) == [try Data(contentsOf: Repository.input("blob.bin")), try Data(contentsOf: Repository.input("notes.txt"))])
+        #expect(
+            Set(saved) == [
+                try Data(contentsOf: Repository.input("blob.bin")), try Data(contentsOf: Repository.input("notes.txt")),
+            ])
 
         let parser = try uploadParser(contentType: body.contentType)
         #expect(parser.limits.maxParts == 20 && parser.mode == .lenient)

@@ -14,7 +14,9 @@ import Testing
     /// Content that is hard for a parser: random bytes with CR, LF, `--`, and prefixes of the boundary spliced in.
     /// `wholeBoundary` splices in `--boundary` itself, which only in-memory parts may hold (the builder then draws
     /// a new boundary); a stream's bytes are not searched, so its content must not hold the boundary.
-    static func trickyBytes(_ count: Int, boundary: String, wholeBoundary: Bool, random: inout SeededGenerator) -> [UInt8] {
+    static func trickyBytes(_ count: Int, boundary: String, wholeBoundary: Bool, random: inout SeededGenerator)
+        -> [UInt8]
+    {
         var bytes = random.bytes(count)
         var pieces: [[UInt8]] = [
             [13], [10], [13, 10], Array("\r\n--".utf8), Array("\r\n--\(boundary.dropLast())".utf8),
@@ -32,7 +34,9 @@ import Testing
             let delimiter = Array("--\(boundary)".utf8)
             var index = 0
             while index + delimiter.count <= bytes.count {
-                if bytes[index..<(index + delimiter.count)].elementsEqual(delimiter) { bytes[index + delimiter.count - 1] ^= 0x20 }
+                if bytes[index..<(index + delimiter.count)].elementsEqual(delimiter) {
+                    bytes[index + delimiter.count - 1] ^= 0x20
+                }
                 index += 1
             }
         }
@@ -43,7 +47,9 @@ import Testing
         var body = MultipartBody()
         var expected: [Expected] = []
         for index in 0..<Int.random(in: 0...8, using: &random) {
-            let size = Bool.random(using: &random) ? Int.random(in: 0...64, using: &random) : Int.random(in: 0...maxSize, using: &random)
+            let size =
+                Bool.random(using: &random)
+                ? Int.random(in: 0...64, using: &random) : Int.random(in: 0...maxSize, using: &random)
             let inMemory = Bool.random(using: &random)
             let content = trickyBytes(size, boundary: body.boundary.value, wholeBoundary: inMemory, random: &random)
             let name = ["a", "field \(index)", "naïve \"quoted\"\r\n", "x[]"].randomElement(using: &random)!
@@ -52,8 +58,10 @@ import Testing
                 expected.append(Expected(name: name, filename: nil, contentType: nil, body: content))
             } else {
                 let filename = "f\(index).bin"
-                try body.append(.stream(name: name, filename: filename, length: size) { InputStream(data: Data(content)) })
-                expected.append(Expected(name: name, filename: filename, contentType: "application/octet-stream", body: content))
+                try body.append(
+                    .stream(name: name, filename: filename, length: size) { InputStream(data: Data(content)) })
+                expected.append(
+                    Expected(name: name, filename: filename, contentType: "application/octet-stream", body: content))
             }
         }
         return (body, expected)

@@ -8,7 +8,9 @@ import FoundationNetworking
 
 /// Bodies POSTed with URLSession to a small Python server on 127.0.0.1 (Tests/Peers/upload_server.py), which
 /// parses them with python-multipart and reports the headers it got.
-@Suite(.serialized, .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"))
+@Suite(
+    .serialized, .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)")
+)
 struct URLSessionInteropTests {
     /// The server, started for one test and stopped by closing its standard input.
     final class Server {
@@ -44,8 +46,10 @@ struct URLSessionInteropTests {
         var form = try RandomForm(random: &random, folder: folder, maxSize: 200_000)
         let big = try folder.file("big.bin", contents: random.bytes(3 << 20))
         try form.body.append(.file(at: big, name: "big"))
-        form.expected.append(PeerPart(name: "big", filename: "big.bin", content_type: "application/octet-stream",
-            size: 3 << 20, sha256: sha256Hex(try Data(contentsOf: big))))
+        form.expected.append(
+            PeerPart(
+                name: "big", filename: "big.bin", content_type: "application/octet-stream",
+                size: 3 << 20, sha256: sha256Hex(try Data(contentsOf: big))))
         return (folder, form)
     }
 

@@ -63,7 +63,9 @@ import Testing
         let usualFile = folder.url.appendingPathComponent("usual.body")
         try body.write(to: privateFile)
         try body.write(to: usualFile, permissions: 0o666)
-        let mode = { (url: URL) in (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) }
+        let mode = { (url: URL) in
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int)
+        }
         #expect(try mode(privateFile) == 0o600)
         #expect(try mode(usualFile) == 0o644)
         #expect(try folder.contents().sorted() == ["private.body", "usual.body"])

@@ -18,7 +18,6 @@ func pullForm(file: String) throws -> Int64 {
     return reader.bytesRead
 }
 
-
 let benchmarks: @Sendable () -> Void = {
     let throughput = Benchmark.Configuration(
         metrics: [.wallClock, .peakMemoryResident, Metrics.megabytesPerSecond], timeUnits: .milliseconds,

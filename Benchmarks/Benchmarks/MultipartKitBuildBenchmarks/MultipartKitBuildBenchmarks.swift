@@ -31,15 +31,18 @@ func serializeForm(file path: String) throws -> Int {
     var parts: [MultipartPart] = [("a", "alpha"), ("b", "bravo"), ("c", "charlie")].map { name, value in
         MultipartPart(headers: ["Content-Disposition": "form-data; name=\"\(name)\""], body: value)
     }
-    parts.append(MultipartPart(
-        headers: ["Content-Disposition": "form-data; name=\"file\"; filename=\"payload.bin\"",
-            "Content-Type": "application/octet-stream"],
-        body: file))
+    parts.append(
+        MultipartPart(
+            headers: [
+                "Content-Disposition": "form-data; name=\"file\"; filename=\"payload.bin\"",
+                "Content-Type": "application/octet-stream",
+            ],
+            body: file))
     var output = ByteBuffer()
-    try MultipartSerializer().serialize(parts: parts, boundary: "----MultipartKitBoundary0123456789abcdef", into: &output)
+    try MultipartSerializer().serialize(
+        parts: parts, boundary: "----MultipartKitBoundary0123456789abcdef", into: &output)
     return output.readableBytes
 }
-
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(

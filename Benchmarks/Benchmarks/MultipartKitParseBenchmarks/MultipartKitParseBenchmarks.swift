@@ -22,7 +22,8 @@ func parse(_ body: ParseFixtures.Body, _ buffer: ByteBuffer) throws {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 1,
+        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds,
+        warmupIterations: 1,
         maxDuration: .seconds(20), maxIterations: 10)
     let bodies = ParseFixtures.all()
     for (name, body) in bodies {

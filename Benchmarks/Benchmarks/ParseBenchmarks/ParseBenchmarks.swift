@@ -13,7 +13,9 @@ import Darwin
 func parse(_ body: ParseFixtures.Body) throws {
     var limits = MultipartParser.Limits.default
     limits.maxParts = 1_000_000
-    var parser = try MultipartParser(boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"), limits: limits)
+    var parser = try MultipartParser(
+        boundary: MultipartBoundary(contentType: "multipart/form-data; boundary=\(ParseFixtures.boundary)"),
+        limits: limits)
     var parts = 0
     var bytes = 0
     var offset = 0
@@ -36,7 +38,8 @@ func parse(_ body: ParseFixtures.Body) throws {
 
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, .mallocCountTotal, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds, warmupIterations: 2,
+        metrics: [.wallClock, .mallocCountTotal, Metrics.megabytesPerSecond, Metrics.partsPerSecond],
+        timeUnits: .milliseconds, warmupIterations: 2,
         maxDuration: .seconds(20), maxIterations: 30)
 
     let bodies = ParseFixtures.all()
@@ -50,7 +53,9 @@ let benchmarks: @Sendable () -> Void = {
     for (name, body) in bodies where name.hasPrefix("F1") || name.hasPrefix("F4") {
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: body.bytes.count, alignment: 64)
         Benchmark("Baseline: memcpy, \(name)", configuration: configuration) { benchmark in
-            Metrics.measure(benchmark, bytes: body.bytes.count) { body.bytes.withUnsafeBytes { copy.copyMemory(from: $0) } }
+            Metrics.measure(benchmark, bytes: body.bytes.count) {
+                body.bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
+            }
         }
         Benchmark("Baseline: memchr CR count, \(name)", configuration: configuration) { benchmark in
             Metrics.measure(benchmark, bytes: body.bytes.count) {

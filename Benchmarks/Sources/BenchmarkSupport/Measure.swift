@@ -3,12 +3,16 @@ import Benchmark
 /// The custom metrics every suite reports, so that ratios between suites read off one scale.
 public enum Metrics {
     /// 10^6 bytes of body per second.
-    public static let megabytesPerSecond = BenchmarkMetric.custom("MB/s", polarity: .prefersLarger, useScalingFactor: false)
+    public static let megabytesPerSecond = BenchmarkMetric.custom(
+        "MB/s", polarity: .prefersLarger, useScalingFactor: false)
     /// Thousands of parts per second.
-    public static let partsPerSecond = BenchmarkMetric.custom("k parts/s", polarity: .prefersLarger, useScalingFactor: false)
+    public static let partsPerSecond = BenchmarkMetric.custom(
+        "k parts/s", polarity: .prefersLarger, useScalingFactor: false)
 
     /// Times `work`, which handles `bytes` bytes (and `parts` parts), and records MB/s (and k parts/s).
-    public static func measure<T>(_ benchmark: Benchmark, bytes: Int, parts: Int? = nil, _ work: () throws -> T) rethrows {
+    public static func measure<T>(_ benchmark: Benchmark, bytes: Int, parts: Int? = nil, _ work: () throws -> T)
+        rethrows
+    {
         let start = Payload.now()
         blackHole(try work())
         let nanoseconds = Payload.now() - start
@@ -22,6 +26,7 @@ public enum Metrics {
     public static func measure(_ benchmark: Benchmark, _ work: () throws -> Int) rethrows {
         let start = Payload.now()
         let bytes = try work()
-        benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: bytes, nanoseconds: Payload.now() - start))
+        benchmark.measurement(
+            megabytesPerSecond, Payload.megabytesPerSecond(bytes: bytes, nanoseconds: Payload.now() - start))
     }
 }

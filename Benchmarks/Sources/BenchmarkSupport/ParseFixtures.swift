@@ -84,7 +84,9 @@ public enum ParseFixtures {
             bytes += [13, 10]
         }
         for (index, file) in files.enumerated() {
-            bytes += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\(index)\"; filename=\"f\(index).bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            bytes += Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\(index)\"; filename=\"f\(index).bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                    .utf8)
             bytes += file
             bytes += [13, 10]
         }

@@ -134,7 +134,9 @@ public struct BodyReader {
 
         case .content(let index, .memory(let data, let sent)):
             let count = min(data.count - sent, target.count)
-            data.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)])) }
+            data.withUnsafeBytes {
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)]))
+            }
             if sent + count < data.count {
                 state = .content(index: index, .memory(data, sent: sent + count))
             } else {
@@ -199,7 +201,9 @@ extension BodyReader {
         /// Copies buffered bytes into `target`; returns how many.
         mutating func drain(into target: UnsafeMutableRawBufferPointer) -> Int {
             let count = min(end - start, target.count)
-            bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+            bytes.withUnsafeBytes {
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)]))
+            }
             start += count
             return count
         }

@@ -63,7 +63,8 @@ struct FileSource {
         }
         guard status.kind == .regular else {
             throw MultipartError(
-                code: .notARegularFile, message: "\(path) is no longer a regular file (it was replaced after it was appended)")
+                code: .notARegularFile,
+                message: "\(path) is no longer a regular file (it was replaced after it was appended)")
         }
         guard status.identity == identity else {
             throw MultipartError(
@@ -130,7 +131,8 @@ struct StreamSource {
         self.length = length
         stream.open()
         if stream.streamStatus == .error {
-            throw MultipartError(code: .streamFailed, message: "the part's stream failed to open", cause: stream.streamError)
+            throw MultipartError(
+                code: .streamFailed, message: "the part's stream failed to open", cause: stream.streamError)
         }
     }
 
@@ -143,7 +145,8 @@ struct StreamSource {
             try check(extra)
             guard extra == 0 else {
                 throw MultipartError(
-                    code: .lengthMismatch, message: "the part's stream yielded more than the \(length) bytes it declared")
+                    code: .lengthMismatch,
+                    message: "the part's stream yielded more than the \(length) bytes it declared")
             }
             return 0
         }

@@ -19,7 +19,8 @@ extension MultipartBody {
         size: Int = BodyReader.blockSize, throttle: Throttle? = nil,
         progress: (@Sendable (Progress) -> Void)? = nil
     ) -> MultipartChunks {
-        MultipartChunks(body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), throttle: throttle,
+        MultipartChunks(
+            body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), throttle: throttle,
             progress: progress)
     }
 }

@@ -37,7 +37,8 @@ extension MultipartBody {
         do {
             try temporary.commit(to: url.path)
         } catch {
-            throw MultipartError(code: .writeFailed, message: "cannot move the finished body to \(url.path)", cause: error)
+            throw MultipartError(
+                code: .writeFailed, message: "cannot move the finished body to \(url.path)", cause: error)
         }
         return written
     }
@@ -54,7 +55,8 @@ extension MultipartBody {
                 try file.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             } catch {
                 throw MultipartError(
-                    code: .writeFailed, message: "writing the body failed after \(reader.bytesRead - Int64(count)) bytes",
+                    code: .writeFailed,
+                    message: "writing the body failed after \(reader.bytesRead - Int64(count)) bytes",
                     offset: reader.bytesRead - Int64(count), cause: error)
             }
         }

@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// A failed system call and its `errno`: the ``MultipartError/cause`` of file errors, so a caller can tell a full
 /// disk (`ENOSPC`) from a missing permission (`EACCES`).

@@ -60,7 +60,9 @@ extension ContentDisposition {
             return try layout(of: bytes, maxParameters: maxParameters, backslashes: .literal, others: &others)
         } catch let error as MultipartError where error.code == .invalidHeader && bytes.contains(0x5C) {
             others.removeAll()
-            guard let escaped = try? layout(of: bytes, maxParameters: maxParameters, backslashes: .escapes, others: &others)
+            guard
+                let escaped = try? layout(
+                    of: bytes, maxParameters: maxParameters, backslashes: .escapes, others: &others)
             else { throw error }
             return escaped
         }
@@ -115,7 +117,8 @@ extension ContentDisposition {
         filenameStar = layout.filenameStar.map { try! Self.decodeExtendedValue($0.decoded(in: bytes)) }  // checked
         otherParameters = others.map { name, value in
             Parameter(
-                name: HeaderValueParser.lowercased(UnsafeBufferPointer(rebasing: bytes[name])), value: value.decoded(in: bytes))
+                name: HeaderValueParser.lowercased(UnsafeBufferPointer(rebasing: bytes[name])),
+                value: value.decoded(in: bytes))
         }
     }
 
@@ -184,7 +187,8 @@ extension ContentDisposition {
                 continue
             }
             guard input.count >= 2, let high = hexValue(input.popFirst()!), let low = hexValue(input.popFirst()!) else {
-                throw MultipartError(code: .invalidHeader, message: "filename* has a bad % escape: \(String(reflecting: text))")
+                throw MultipartError(
+                    code: .invalidHeader, message: "filename* has a bad % escape: \(String(reflecting: text))")
             }
             bytes.append(high << 4 | low)
         }
@@ -198,7 +202,8 @@ extension ContentDisposition {
             return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         default:
             throw MultipartError(
-                code: .invalidHeader, message: "filename* has the unsupported charset \(String(reflecting: String(pieces[0])))")
+                code: .invalidHeader,
+                message: "filename* has the unsupported charset \(String(reflecting: String(pieces[0])))")
         }
     }
 

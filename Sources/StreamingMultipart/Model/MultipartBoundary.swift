@@ -30,7 +30,9 @@ public struct MultipartBoundary: Sendable, Hashable, CustomStringConvertible {
         if let index = bytes.firstIndex(where: { !Self.isBoundaryCharacter($0) }) {
             throw MultipartError(
                 code: .invalidBoundary,
-                message: "boundary character \(index) (byte 0x\(String(bytes[index], radix: 16))) is not allowed by RFC 2046")
+                message:
+                    "boundary character \(index) (byte 0x\(String(bytes[index], radix: 16))) is not allowed by RFC 2046"
+            )
         }
         guard bytes.last != UInt8(ascii: " ") else {
             throw MultipartError(code: .invalidBoundary, message: "a boundary must not end in a space (RFC 2046)")

@@ -98,7 +98,9 @@ public struct MultipartPart: Sendable {
     }
 
     /// The spelling before 0.2: the closure first, so no trailing closure, and an `Int64` length without a default.
-    @available(*, deprecated, message: "use stream(name:filename:contentType:length:_:), which takes a trailing closure")
+    @available(
+        *, deprecated, message: "use stream(name:filename:contentType:length:_:), which takes a trailing closure"
+    )
     public static func stream(
         _ makeStream: @escaping @Sendable () throws -> InputStream, length: Int64?, name: String,
         filename: String? = nil, contentType: String? = nil

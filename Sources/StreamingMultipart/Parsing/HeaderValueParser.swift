@@ -40,7 +40,9 @@ enum HeaderValueParser {
             result.reserveCapacity(raw.count)
             var index = 0
             while index < raw.count {
-                if raw[index] == backslash, index + 1 < raw.count, raw[index + 1] == quote || raw[index + 1] == backslash {
+                if raw[index] == backslash, index + 1 < raw.count,
+                    raw[index + 1] == quote || raw[index + 1] == backslash
+                {
                     index += 1
                 }
                 result.append(raw[index])
@@ -66,7 +68,8 @@ enum HeaderValueParser {
             while index < bytes.count, bytes[index] != equals, bytes[index] != semicolon { index += 1 }
             let name = UnsafeBufferPointer(rebasing: bytes[trimmed(bytes, nameStart..<index)])
             guard index < bytes.count, bytes[index] == equals else {
-                throw invalid(header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
+                throw invalid(
+                    header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
             }
             guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
             index = skipSpaces(bytes, from: index + 1)
@@ -75,7 +78,8 @@ enum HeaderValueParser {
                 (value, index) = try quotedString(bytes, from: index, header: header, backslashes: backslashes)
                 index = skipSpaces(bytes, from: index)
                 guard index == bytes.count || bytes[index] == semicolon else {
-                    throw invalid(header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
+                    throw invalid(
+                        header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
                 }
             } else {
                 let valueStart = index
@@ -111,7 +115,8 @@ enum HeaderValueParser {
             let byte = name[index]
             let wanted = expected[index]
             // `| 0x20` lower-cases a letter; only a letter may match that way (CR | 0x20 is `-`).
-            guard byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z"))
+            guard
+                byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z"))
             else { return false }
         }
         return true
@@ -139,7 +144,8 @@ enum HeaderValueParser {
             switch bytes[index] {
             case quote:
                 return (Value(range: (start + 1)..<index, hasEscapes: hasEscapes), index + 1)
-            case backslash where backslashes == .escapes && index + 1 < bytes.count
+            case backslash
+            where backslashes == .escapes && index + 1 < bytes.count
                 && (bytes[index + 1] == quote || bytes[index + 1] == backslash):
                 hasEscapes = true
                 index += 2
@@ -152,7 +158,9 @@ enum HeaderValueParser {
 
     private static func skipSpaces(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var index = start
-        while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+        while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") {
+            index += 1
+        }
         return index
     }
 
@@ -160,7 +168,9 @@ enum HeaderValueParser {
         var lower = range.lowerBound
         var upper = range.upperBound
         while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
-        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") {
+            upper -= 1
+        }
         return lower..<upper
     }
 

@@ -42,7 +42,8 @@ extension MultipartParser {
         case 0x0A:
             guard mode == .lenient else {
                 throw MultipartError(
-                    code: .invalidDelimiter, message: "the close delimiter ends in a bare LF; strict mode requires CRLF",
+                    code: .invalidDelimiter,
+                    message: "the close delimiter ends in a bare LF; strict mode requires CRLF",
                     offset: bufferOffset)
             }
             quirks.insert(.lineFeedLineEndings)

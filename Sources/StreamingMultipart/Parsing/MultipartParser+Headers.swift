@@ -37,7 +37,8 @@ extension MultipartParser {
             if contentEnd == lineStart {
                 let head = try makeHead(block, lineBytes: lineStart - start)
                 consume(newline + 1 - start)
-                state = .body(PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
+                state = .body(
+                    PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
                 return .partHeaders(head)
             }
             try parseHeaderLine(lineStart..<contentEnd, into: &block)
@@ -61,7 +62,8 @@ extension MultipartParser {
         if newline > lineStart, buffer[newline - 1] == 0x0D { return newline - 1 }
         guard mode == .lenient else {
             throw MultipartError(
-                code: .invalidHeader, message: "a header line of part \(partCount - 1) ends in a bare LF; strict mode "
+                code: .invalidHeader,
+                message: "a header line of part \(partCount - 1) ends in a bare LF; strict mode "
                     + "requires CRLF (use lenient mode)", offset: bodyOffset(newline), partIndex: partCount - 1)
         }
         quirks.insert(.lineFeedLineEndings)
@@ -133,7 +135,9 @@ extension MultipartParser {
     /// repeats resolved, `Content-Disposition` parsed and checked, the block's quirks recorded.
     private mutating func makeHead(_ block: HeaderBlock, lineBytes: Int) throws -> MultipartPartHead {
         var quirks = block.quirks
-        let repeated = block.dispositions > 1 ? MultipartHeaders.Name.contentDisposition
+        let repeated =
+            block.dispositions > 1
+            ? MultipartHeaders.Name.contentDisposition
             : block.contentTypes > 1 ? MultipartHeaders.Name.contentType : nil
         if let repeated {
             // `Content-Disposition` and `Content-Type` may appear once: strict mode refuses a repeat, lenient mode
@@ -163,7 +167,8 @@ extension MultipartParser {
             }
         } catch var error as MultipartError {
             if error.code == .limitExceeded {
-                error.message = "the Content-Disposition of part \(partCount - 1) has more than maxParametersPerHeader "
+                error.message =
+                    "the Content-Disposition of part \(partCount - 1) has more than maxParametersPerHeader "
                     + "(\(limits.maxParametersPerHeader)) parameters"
             } else {
                 error.message = "part \(partCount - 1): \(error.message)"
@@ -175,7 +180,9 @@ extension MultipartParser {
         let info = head.info
         if !info.isFormData {
             guard mode == .lenient else {
-                let type = head.withDisposition { String(decoding: UnsafeBufferPointer(rebasing: $0[info.type]), as: UTF8.self) }
+                let type = head.withDisposition {
+                    String(decoding: UnsafeBufferPointer(rebasing: $0[info.type]), as: UTF8.self)
+                }
                 throw headerError(
                     "the Content-Disposition type is \(String(reflecting: type.lowercased())), not form-data",
                     offset: bufferOffset)
@@ -184,7 +191,8 @@ extension MultipartParser {
         }
         guard info.name != nil else {
             throw MultipartError(
-                code: .missingName, message: "the Content-Disposition of part \(partCount - 1) has no name (RFC 7578 §4.2)",
+                code: .missingName,
+                message: "the Content-Disposition of part \(partCount - 1) has no name (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         self.quirks.formUnion(quirks)
@@ -193,7 +201,8 @@ extension MultipartParser {
 
     private func headerError(_ message: String, offset: Int64) -> MultipartError {
         MultipartError(
-            code: .invalidHeader, message: "part \(partCount - 1): \(message)", offset: offset, partIndex: partCount - 1)
+            code: .invalidHeader, message: "part \(partCount - 1): \(message)", offset: offset, partIndex: partCount - 1
+        )
     }
 
     private static func quoted(_ bytes: ArraySlice<UInt8>) -> String {

@@ -50,7 +50,8 @@ extension MultipartParser {
         /// - Throws: ``MultipartError/Code/invalidLimit`` naming the first limit that is not.
         public func validate() throws {
             let values: [(String, Int64)] = [
-                ("maxHeaderBytesPerPart", Int64(maxHeaderBytesPerPart)), ("maxHeadersPerPart", Int64(maxHeadersPerPart)),
+                ("maxHeaderBytesPerPart", Int64(maxHeaderBytesPerPart)),
+                ("maxHeadersPerPart", Int64(maxHeadersPerPart)),
                 ("maxParametersPerHeader", Int64(maxParametersPerHeader)), ("maxParts", Int64(maxParts)),
                 ("maxFieldBytes", maxFieldBytes), ("maxFileBytes", maxFileBytes), ("maxBodyBytes", maxBodyBytes),
             ]

@@ -273,7 +273,9 @@ public struct MultipartParser: Sendable {
             if !buffer.isEmpty { throw pendingEventsError() }
             throw fail(missingCloseDelimiter())
         case .preamble:
-            let message = inputEnd == 0 ? "empty body: not one byte arrived"
+            let message =
+                inputEnd == 0
+                ? "empty body: not one byte arrived"
                 : "the body never contains the boundary \(String(reflecting: boundary.value))"
             throw fail(MultipartError(code: .boundaryNotFound, message: message, offset: inputEnd))
         case .headers(let block):

@@ -75,7 +75,8 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     let readsEpilogue: Bool
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser, readsEpilogue: readsEpilogue))
+        AsyncIterator(
+            driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser, readsEpilogue: readsEpilogue))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -122,7 +123,8 @@ public struct MultipartPartBody<Base: AsyncSequence>: AsyncSequence where Base.E
         for try await chunk in self {
             guard bytes.count + chunk.count <= maxBytes else {
                 throw MultipartError(
-                    code: .limitExceeded, message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
+                    code: .limitExceeded,
+                    message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
                     partIndex: index)
             }
             bytes += chunk

@@ -33,7 +33,8 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
     /// - Throws: what ``ContentDisposition``'s parsing throws for the `Content-Disposition` field, which must be
     ///   there.
     static func make(
-        index: Int, lines: UnsafeBufferPointer<UInt8>, fieldCount: Int, dropping: (dispositions: Int, contentTypes: Int),
+        index: Int, lines: UnsafeBufferPointer<UInt8>, fieldCount: Int,
+        dropping: (dispositions: Int, contentTypes: Int),
         maxParameters: Int
     ) throws -> ReceivedHead {
         let created = create(minimumCapacity: 2 * fieldCount + (lines.count + 7) / 8) { _ in
@@ -91,7 +92,8 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
                 start: bytes + valueStart, count: table[2 * info.dispositionField + 1] - valueStart)
             var others: [ContentDisposition.OtherParameter] = []  // read again by `disposition` when asked for
             let layout = try ContentDisposition.layout(of: disposition, maxParameters: maxParameters, others: &others)
-            info.isFormData = HeaderValueParser.name(UnsafeBufferPointer(rebasing: disposition[layout.type]), is: "form-data")
+            info.isFormData = HeaderValueParser.name(
+                UnsafeBufferPointer(rebasing: disposition[layout.type]), is: "form-data")
             info.type = layout.type
             info.name = layout.name
             info.filename = layout.filename
@@ -182,7 +184,9 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         return withDisposition { ContentDisposition.decodeBrowserEscapes(value.decoded(in: $0)) }
     }
 
-    private static func copy(_ source: UnsafeBufferPointer<UInt8>, to bytes: UnsafeMutablePointer<UInt8>, at written: inout Int) {
+    private static func copy(
+        _ source: UnsafeBufferPointer<UInt8>, to bytes: UnsafeMutablePointer<UInt8>, at written: inout Int
+    ) {
         guard let base = source.baseAddress, !source.isEmpty else { return }
         (bytes + written).update(from: base, count: source.count)
         written += source.count

@@ -1,8 +1,9 @@
 import Foundation
+import StreamingMultipart
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking  // URLSession on Linux
 #endif
-import StreamingMultipart
 
 func uploadStreaming(_ body: MultipartBody, to endpoint: URL) async throws -> (Data, URLResponse) {
     var request = URLRequest(url: endpoint)

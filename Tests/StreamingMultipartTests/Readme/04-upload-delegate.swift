@@ -1,8 +1,9 @@
 import Foundation
+import StreamingMultipart
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking  // URLSession on Linux
 #endif
-import StreamingMultipart
 
 final class UploadDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     let body: MultipartBody
@@ -10,7 +11,8 @@ final class UploadDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     init(body: MultipartBody) { self.body = body }
 
     func urlSession(
-        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
     ) {
         completionHandler(body.makeInputStream())
     }

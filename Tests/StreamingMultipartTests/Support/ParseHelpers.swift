@@ -38,7 +38,8 @@ func parse(
     _ body: [UInt8], boundary: String, mode: MultipartParser.Mode = .strict, limits: MultipartParser.Limits = .default,
     splitAt cuts: [Int]
 ) -> ParseOutcome {
-    var parser = try! MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits, mode: mode)
+    var parser = try! MultipartParser(
+        boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits, mode: mode)
     var parts: [ParsedPart] = []
     var inPart = false
     var ended = false

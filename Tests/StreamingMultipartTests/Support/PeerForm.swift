@@ -6,7 +6,8 @@ import StreamingMultipart
 struct PeerPart: Codable, Hashable, Comparable {
     var name: String
     var filename: String?
-    var content_type: String?
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var content_type: String?  // the peer's JSON key
     var size: Int
     var sha256: String
 
@@ -17,7 +18,9 @@ struct PeerPart: Codable, Hashable, Comparable {
 
 struct PeerReply: Codable {
     var parts: [PeerPart]?
-    var content_length: String?
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var content_length: String?  // the peer's JSON keys
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     var transfer_encoding: String?
     var received: Int?
     var error: String?
@@ -50,23 +53,32 @@ struct RandomForm {
             case 0:
                 let text = String(decoding: bytes.map { $0 % 90 + 32 } + Array("\r\n✓".utf8), as: UTF8.self)
                 try body.append(.text(text, name: name))
-                expected.append(PeerPart(name: name, filename: nil, content_type: nil, size: text.utf8.count,
-                    sha256: sha256Hex(Array(text.utf8))))
+                expected.append(
+                    PeerPart(
+                        name: name, filename: nil, content_type: nil, size: text.utf8.count,
+                        sha256: sha256Hex(Array(text.utf8))))
             case 1:
                 try body.append(.data(Data(bytes), name: name, filename: "\(name).bin"))
-                expected.append(PeerPart(name: name, filename: "\(name).bin", content_type: "application/octet-stream",
-                    size: size, sha256: sha256Hex(bytes)))
+                expected.append(
+                    PeerPart(
+                        name: name, filename: "\(name).bin", content_type: "application/octet-stream",
+                        size: size, sha256: sha256Hex(bytes)))
             case 2:
                 let file = try folder.file("part\(index)-\(UUID().uuidString).png", contents: bytes)
                 try body.append(.file(at: file, name: name, filename: "photo\(index).png"))
-                expected.append(PeerPart(name: name, filename: "photo\(index).png", content_type: "image/png",
-                    size: size, sha256: sha256Hex(bytes)))
+                expected.append(
+                    PeerPart(
+                        name: name, filename: "photo\(index).png", content_type: "image/png",
+                        size: size, sha256: sha256Hex(bytes)))
             default:
                 let data = Data(bytes)
                 let length = Bool.random(using: &random) ? size : nil
-                try body.append(.stream(name: name, filename: "s\(index).csv", length: length) { InputStream(data: data) })
-                expected.append(PeerPart(name: name, filename: "s\(index).csv", content_type: "text/csv",
-                    size: size, sha256: sha256Hex(bytes)))
+                try body.append(
+                    .stream(name: name, filename: "s\(index).csv", length: length) { InputStream(data: data) })
+                expected.append(
+                    PeerPart(
+                        name: name, filename: "s\(index).csv", content_type: "text/csv",
+                        size: size, sha256: sha256Hex(bytes)))
             }
         }
     }
