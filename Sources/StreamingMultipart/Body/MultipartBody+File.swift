@@ -8,7 +8,7 @@ extension MultipartBody {
 
     /// Writes the whole body to a file, atomically, and returns its length.
     ///
-    /// The body goes to a new temporary file in the same folder (``permissions``, by default readable and writable
+    /// The body goes to a new temporary file in the same folder (`permissions`, by default readable and writable
     /// by the owner only, since upload bodies often hold private data), which is flushed to disk and renamed over
     /// `url` once complete: `url` gets the whole body or is left as it was, even after a crash, and no temporary
     /// file is left behind. This is the path for `URLSession.uploadTask(with:fromFile:)` and background sessions,
@@ -19,8 +19,10 @@ extension MultipartBody {
     /// request.setValue(String(length), forHTTPHeaderField: "Content-Length")
     /// ```
     ///
-    /// - Parameter permissions: the new file's mode, masked by the process's umask: `0o600` (the default) for the
-    ///   owner alone, `0o666` for the usual mode of a new file (what `multipart build -o` uses, as curl does).
+    /// - Parameters:
+    ///   - url: the file to write; its folder must exist.
+    ///   - permissions: the new file's mode, masked by the process's umask: `0o600` (the default) for the owner
+    ///     alone, `0o666` for the usual mode of a new file (what `multipart build -o` uses, as curl does).
     /// - Returns: the bytes written, equal to ``contentLength`` when that is known.
     /// - Throws: ``MultipartError/Code/writeFailed`` when the folder is not writable or the disk fills, with the
     ///   ``SystemCallError`` as its cause; any error of reading the body (``BodyReader/read(into:)``).
@@ -63,7 +65,7 @@ extension MultipartBody {
     }
 
     /// Writes the whole body to an open file descriptor (a pipe, a socket, standard output) in 64 KiB writes,
-    /// without closing it, and returns its length. Unlike ``write(to:)``, a failure leaves what was written so far.
+    /// without closing it, and returns its length. Unlike ``write(to:permissions:)``, a failure leaves what was written so far.
     @discardableResult
     public func write(toFileDescriptor descriptor: Int32) throws -> Int64 {
         let file = OpenFile(owning: descriptor)

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A body is a value. It holds text and data in memory, but files and streams only as a path or a closure, so
 /// a body for a 10 GB file costs a few hundred bytes until it is read, and each read (``makeReader()``,
-/// ``makeInputStream(throttle:progress:)``, ``chunks(size:throttle:progress:)``, ``write(to:)``) produces the
+/// ``makeInputStream(throttle:progress:)``, ``chunks(size:throttle:progress:)``, ``write(to:permissions:)``) produces the
 /// whole body again, so a request can be retried.
 ///
 /// ```swift

@@ -114,8 +114,8 @@ extension MultipartBody {
     /// A new stream that produces this body from the start; every call returns an independent one.
     ///
     /// On Linux, URLSession sends a stream body with `Transfer-Encoding: chunked` and also sends any
-    /// `Content-Length` you set, which servers reject: use ``Foundation/URLRequest/setMultipartBody(_:)``, which sets
-    /// `Content-Length` only where it is safe, or ``write(to:)`` and `uploadTask(with:fromFile:)`.
+    /// `Content-Length` you set, which servers reject: use `URLRequest.setMultipartBody(_:)`, which sets
+    /// `Content-Length` only where it is safe, or ``MultipartBody/write(to:permissions:)`` and `uploadTask(with:fromFile:)`.
     ///
     /// - Parameters:
     ///   - throttle: limits each read to a packet and pauses the reading thread after it.

@@ -32,7 +32,7 @@ extension URLRequest {
         httpBodyStream = body.makeInputStream()
     }
 
-    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:)``) and sets `Content-Type` and the
+    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:)``) and sets `Content-Type` and the
     /// exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on every platform and
     /// in background sessions.
     ///

@@ -22,8 +22,9 @@ extension ContentDisposition {
     /// disposition.baseFilename   // "a.jpg"
     /// ```
     ///
-    /// - Parameter maxParameters: the most parameters read; more is an error, so that a hostile header costs
-    ///   bounded work.
+    /// - Parameters:
+    ///   - value: the header's value, without the `Content-Disposition:` name.
+    ///   - maxParameters: the most parameters read; more is an error, so that a hostile header costs bounded work.
     /// - Throws: ``MultipartError/Code/invalidHeader`` for a malformed value, a parameter given twice, or a
     ///   `filename*` with a bad `%` escape or an unknown charset; ``MultipartError/Code/limitExceeded`` for more
     ///   than `maxParameters` parameters.

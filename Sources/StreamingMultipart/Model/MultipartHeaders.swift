@@ -1,7 +1,7 @@
 /// The header fields of one part, in the order they were added or received.
 ///
 /// Names compare case-insensitively (`Content-Type` equals `content-type`) and keep the spelling they were given.
-/// A name may occur more than once; ``subscript(_:)`` gives the first value, ``values(for:)`` all of them.
+/// A name may occur more than once; `headers[name]` gives the first value, ``values(for:)`` all of them.
 ///
 /// ```swift
 /// var headers: MultipartHeaders = ["Content-Disposition": #"form-data; name="note""#]

@@ -68,6 +68,7 @@ extension MultipartPart {
         ///
         /// - Parameters:
         ///   - length: the exact byte count, or nil when unknown.
+        ///   - makeStream: called for every read of the body; each call returns a new stream from the start.
         public static func stream(length: Int64?, _ makeStream: @escaping @Sendable () throws -> InputStream)
             -> Content
         {

@@ -36,6 +36,9 @@ public struct MultipartPart: Sendable {
     /// In-memory bytes, with a filename and a content type for file fields.
     ///
     /// - Parameters:
+    ///   - data: the part's bytes.
+    ///   - name: the form field's name.
+    ///   - filename: the file's name, for a file field; nil for a plain field.
     ///   - contentType: sent as given; when nil and a filename is given, inferred from the filename's extension.
     public static func data(_ data: Data, name: String, filename: String? = nil, contentType: String? = nil)
         -> MultipartPart
@@ -50,6 +53,8 @@ public struct MultipartPart: Sendable {
     /// in between.
     ///
     /// - Parameters:
+    ///   - url: the file, a regular file on a local file system.
+    ///   - name: the form field's name.
     ///   - filename: defaults to the URL's last path component.
     ///   - contentType: defaults to the type of the filename's extension (``MultipartPart`` keeps a table of the
     ///     common web types and reads `/etc/mime.types`), or `application/octet-stream`.
@@ -71,6 +76,9 @@ public struct MultipartPart: Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - name: the form field's name.
+    ///   - filename: the file's name, for a file field; nil for a plain field.
+    ///   - contentType: the part's `Content-Type`; nil sends none, or, with a filename, the filename's type.
     ///   - length: the exact byte count, or nil (the default) when unknown: the body's `contentLength` is then nil
     ///     and transports send it chunked. A stream that yields fewer or more bytes than a given length fails the
     ///     read with ``MultipartError/Code/lengthMismatch``; appending a negative length fails at once.
@@ -87,7 +95,12 @@ public struct MultipartPart: Sendable {
     /// A ready-made input stream. It can be read once, so the body becomes one-shot: a second read of the body
     /// fails with ``MultipartError/Code/streamAlreadyConsumed`` instead of sending an empty part.
     ///
-    /// - Parameter length: the exact byte count, or nil (the default) when unknown.
+    /// - Parameters:
+    ///   - stream: the stream, not yet opened; the body opens and closes it.
+    ///   - name: the form field's name.
+    ///   - filename: the file's name, for a file field; nil for a plain field.
+    ///   - contentType: the part's `Content-Type`; nil sends none, or, with a filename, the filename's type.
+    ///   - length: the exact byte count, or nil (the default) when unknown.
     public static func stream(
         _ stream: sending InputStream, name: String, filename: String? = nil, contentType: String? = nil,
         length: Int? = nil
