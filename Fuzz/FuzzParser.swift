@@ -92,7 +92,7 @@ func outcome(
 }
 
 /// A received head's properties agree with each other and with a head made from its decoded fields.
-func checkConsistent(_ head: MultipartPartHead, mode: MultipartParser.Mode) {
+func checkConsistent(_ head: MultipartParser.PartHead, mode: MultipartParser.Mode) {
     let disposition = head.disposition
     precondition(head.name == disposition.name ?? "" && head.filename == disposition.filename, "name of \(head)")
     precondition(head.filenameStar == disposition.filenameStar, "filename* of \(head)")
@@ -102,6 +102,6 @@ func checkConsistent(_ head: MultipartPartHead, mode: MultipartParser.Mode) {
     var reparsed = try! ContentDisposition(parsing: value, maxParameters: 1000)
     if mode == .lenient { reparsed.type = "form-data" }
     precondition(reparsed == disposition, "disposition of \(head) differs from \(value) parsed again")
-    let made = MultipartPartHead(index: head.index, headers: head.headers, disposition: disposition)
+    let made = MultipartParser.PartHead(index: head.index, headers: head.headers, disposition: disposition)
     precondition(made == head && made.hashValue == head.hashValue, "\(head) differs from its fields")
 }

@@ -109,7 +109,7 @@ struct ParseCommand: ParsableCommand {
 
     /// What one part came to.
     struct PartReport {
-        var head: MultipartPartHead
+        var head: MultipartParser.PartHead
         var size = 0
         var digest = SHA256()
         var sha256 = ""
@@ -266,7 +266,7 @@ struct PartFile {
     let handle: FileHandle
     let path: String
 
-    init(folder: String, head: MultipartPartHead) throws {
+    init(folder: String, head: MultipartParser.PartHead) throws {
         path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -284,7 +284,7 @@ struct PartFile {
         }
     }
 
-    static func fileName(for head: MultipartPartHead) -> String {
+    static func fileName(for head: MultipartParser.PartHead) -> String {
         let given = head.filename ?? head.filenameStar ?? head.name
         let source = given.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var safe = String(

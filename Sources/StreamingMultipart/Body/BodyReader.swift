@@ -12,18 +12,19 @@ import Foundation
 /// }
 /// ```
 ///
-/// Files are opened when their part is reached and read straight into the caller's buffer when it has
-/// ``directReadMinimum`` bytes of room or more, otherwise in blocks of ``blockSize`` through one reusable staging
-/// buffer. A part that yields fewer or more bytes than it declared, or a file whose size changed since it was
+/// Files are opened when their part is reached and read straight into the caller's buffer when it has 32 KiB of room
+/// or more, otherwise in 64 KiB blocks through one reusable staging buffer. A part that yields fewer or more bytes than it declared, or a file whose size changed since it was
 /// appended, fails the read with ``MultipartError/Code/lengthMismatch``: the bytes produced never disagree with
 /// ``MultipartBody/contentLength``. After a failure every read throws the same error.
 ///
 /// A reader holds open files and streams; ``close()`` releases them early, and dropping the reader releases them too.
-public struct BodyReader {
-    /// The block in which files and streams are read when the caller's buffer is small.
-    public static let blockSize = 64 * 1024
-    /// The room in the caller's buffer from which a file or stream is read straight into it.
-    public static let directReadMinimum = 32 * 1024
+/// It cannot be copied (`~Copyable`): a copy would share those descriptors and each would move the other's position.
+/// Make a second reader with ``MultipartBody/makeReader()`` instead; every reader starts from the body's first byte.
+public struct BodyReader: ~Copyable {
+    /// The block in which files and streams are read when the caller's buffer is small (tuning, not API).
+    static let blockSize = 64 * 1024
+    /// The room in the caller's buffer from which a file or stream is read straight into it (tuning, not API).
+    static let directReadMinimum = 32 * 1024
 
     /// The body's exact length, or nil when some part's length is unknown.
     public let contentLength: Int64?

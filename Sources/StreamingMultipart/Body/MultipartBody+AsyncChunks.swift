@@ -16,54 +16,69 @@ extension MultipartBody {
     ///   - throttle: at most `throttle.packetSize` bytes per chunk, then `Task.sleep(for: throttle.delay)`.
     ///   - progress: called after each chunk.
     public func chunks(
-        size: Int = BodyReader.blockSize, throttle: Throttle? = nil,
+        size: Int = 64 * 1024, throttle: Throttle? = nil,
         progress: (@Sendable (Progress) -> Void)? = nil
-    ) -> MultipartChunks {
-        MultipartChunks(
+    ) -> MultipartBody.Chunks {
+        Chunks(
             body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), throttle: throttle,
             progress: progress)
     }
 }
 
-/// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:throttle:progress:)``.
-public struct MultipartChunks: AsyncSequence, Sendable {
-    public typealias Element = [UInt8]
+extension MultipartBody {
+    /// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:throttle:progress:)``.
+    public struct Chunks: AsyncSequence, Sendable {
+        public typealias Element = [UInt8]
 
-    let body: MultipartBody
-    let chunkSize: Int
-    let throttle: MultipartBody.Throttle?
-    let progress: (@Sendable (MultipartBody.Progress) -> Void)?
-
-    /// The body's exact length, or nil when some part's length is unknown; for transports that take a length.
-    public var contentLength: Int64? { body.contentLength }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(reader: body.makeReader(), chunkSize: chunkSize, throttle: throttle, progress: progress)
-    }
-
-    /// Reads one chunk per `next()`.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var reader: BodyReader
+        let body: MultipartBody
         let chunkSize: Int
-        let throttle: MultipartBody.Throttle?
-        let progress: (@Sendable (MultipartBody.Progress) -> Void)?
-        var pausesBeforeNext = false
+        let throttle: Throttle?
+        let progress: (@Sendable (Progress) -> Void)?
 
-        public mutating func next() async throws -> [UInt8]? {
-            do {
-                try Task.checkCancellation()
-                if pausesBeforeNext, let throttle { try await Task.sleep(for: throttle.delay) }
-            } catch {
-                reader.close()
-                throw error
+        /// The body's exact length, or nil when some part's length is unknown; for transports that take a length.
+        public var contentLength: Int64? { body.contentLength }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(
+                reader: ReaderBox(body.makeReader()), chunkSize: chunkSize, throttle: throttle, progress: progress)
+        }
+
+        /// Reads one chunk per `next()`. Copies of an iterator share its reader (and so its position): a `BodyReader`
+        /// owns open files and cannot be copied.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let reader: ReaderBox
+            let chunkSize: Int
+            let throttle: Throttle?
+            let progress: (@Sendable (Progress) -> Void)?
+            var pausesBeforeNext = false
+
+            public mutating func next() async throws -> [UInt8]? {
+                do {
+                    try Task.checkCancellation()
+                    if pausesBeforeNext, let throttle { try await Task.sleep(for: throttle.delay) }
+                } catch {
+                    reader.value.close()
+                    throw error
+                }
+                var chunk = [UInt8](repeating: 0, count: chunkSize)
+                let count = try chunk.withUnsafeMutableBytes { try reader.value.read(into: $0) }
+                guard count > 0 else { return nil }
+                chunk.removeSubrange(count...)
+                progress?(reader.value.progress)
+                pausesBeforeNext = throttle != nil
+                return chunk
             }
-            var chunk = [UInt8](repeating: 0, count: chunkSize)
-            let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
-            guard count > 0 else { return nil }
-            chunk.removeSubrange(count...)
-            progress?(reader.progress)
-            pausesBeforeNext = throttle != nil
-            return chunk
         }
     }
+}
+
+/// The name before 0.2.
+@available(*, deprecated, renamed: "MultipartBody.Chunks")
+public typealias MultipartChunks = MultipartBody.Chunks
+
+/// A ``BodyReader`` in a box, for the places that must be copyable (an async iterator).
+final class ReaderBox {
+    var value: BodyReader
+
+    init(_ value: consuming BodyReader) { self.value = value }
 }

@@ -3,7 +3,7 @@ extension MultipartParser {
     /// then `end` once, at the close delimiter.
     public enum Event: Sendable, Hashable {
         /// A part begins: its headers and parsed `Content-Disposition`.
-        case partHeaders(MultipartPartHead)
+        case partHeaders(MultipartParser.PartHead)
         /// Bytes of the current part's body: a slice of the appended input wherever possible (no copy).
         case bodyBytes(ArraySlice<UInt8>)
         /// The current part's body is complete.

@@ -133,7 +133,7 @@ extension MultipartParser {
 
     /// The part's head from its complete header block, whose lines are the first `lineBytes` bytes of the buffer:
     /// repeats resolved, `Content-Disposition` parsed and checked, the block's quirks recorded.
-    private mutating func makeHead(_ block: HeaderBlock, lineBytes: Int) throws -> MultipartPartHead {
+    private mutating func makeHead(_ block: HeaderBlock, lineBytes: Int) throws -> MultipartParser.PartHead {
         var quirks = block.quirks
         let repeated =
             block.dispositions > 1
@@ -196,7 +196,7 @@ extension MultipartParser {
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         self.quirks.formUnion(quirks)
-        return MultipartPartHead(received: head)
+        return MultipartParser.PartHead(received: head)
     }
 
     private func headerError(_ message: String, offset: Int64) -> MultipartError {

@@ -68,7 +68,7 @@ extension AsyncSequence where Element: MultipartChunk {
 /// The parts of a multipart body arriving as an async sequence of chunks; see
 /// `AsyncSequence.multipartParts(boundary:limits:mode:)`.
 public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Element: MultipartChunk {
-    public typealias Element = MultipartStreamedPart<Base>
+    public typealias Element = Part
 
     let base: Base
     let parser: MultipartParser
@@ -82,56 +82,68 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     public struct AsyncIterator: AsyncIteratorProtocol {
         let driver: PartsDriver<Base>
 
-        public mutating func next() async throws -> MultipartStreamedPart<Base>? {
+        public mutating func next() async throws -> Part? {
             guard let head = try await driver.nextPart() else { return nil }
-            return MultipartStreamedPart(head: head, body: MultipartPartBody(driver: driver, index: head.index))
+            return Part(head: head, body: PartBody(driver: driver, index: head.index))
         }
     }
 }
 
-/// One part of a streamed body: its head now, its body as it arrives.
-public struct MultipartStreamedPart<Base: AsyncSequence> where Base.Element: MultipartChunk {
-    /// The part's index, headers and `Content-Disposition`.
-    public let head: MultipartPartHead
-    /// The part's body bytes. Read them before asking for the next part, or they are skipped.
-    public let body: MultipartPartBody<Base>
-}
+extension MultipartParts {
+    /// One part of a streamed body: its head now, its body as it arrives.
+    public struct Part {
+        /// The part's index, headers and `Content-Disposition`.
+        public let head: MultipartParser.PartHead
+        /// The part's body bytes. Read them before asking for the next part, or they are skipped.
+        public let body: PartBody
+    }
 
-/// A part's body as an async sequence of byte chunks (slices of the source's chunks wherever possible).
-public struct MultipartPartBody<Base: AsyncSequence>: AsyncSequence where Base.Element: MultipartChunk {
-    public typealias Element = ArraySlice<UInt8>
+    /// A part's body as an async sequence of byte chunks (slices of the source's chunks wherever possible).
+    public struct PartBody: AsyncSequence {
+        public typealias Element = ArraySlice<UInt8>
 
-    let driver: PartsDriver<Base>
-    let index: Int
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(driver: driver, index: index) }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
         let driver: PartsDriver<Base>
         let index: Int
 
-        public mutating func next() async throws -> ArraySlice<UInt8>? {
-            try await driver.nextBodyBytes(ofPart: index)
-        }
-    }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(driver: driver, index: index) }
 
-    /// The whole body, for fields and small files.
-    ///
-    /// - Throws: ``MultipartError/Code/limitExceeded`` when the body is longer than `maxBytes`.
-    public func collect(upTo maxBytes: Int) async throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        for try await chunk in self {
-            guard bytes.count + chunk.count <= maxBytes else {
-                throw MultipartError(
-                    code: .limitExceeded,
-                    message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
-                    partIndex: index)
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let driver: PartsDriver<Base>
+            let index: Int
+
+            public mutating func next() async throws -> ArraySlice<UInt8>? {
+                try await driver.nextBodyBytes(ofPart: index)
             }
-            bytes += chunk
         }
-        return bytes
+
+        /// The whole body, for fields and small files.
+        ///
+        /// - Throws: ``MultipartError/Code/limitExceeded`` when the body is longer than `maxBytes`.
+        public func collect(upTo maxBytes: Int) async throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            for try await chunk in self {
+                guard bytes.count + chunk.count <= maxBytes else {
+                    throw MultipartError(
+                        code: .limitExceeded,
+                        message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
+                        partIndex: index)
+                }
+                bytes += chunk
+            }
+            return bytes
+        }
     }
 }
+
+/// The name before 0.2.
+@available(*, deprecated, renamed: "MultipartParts.Part")
+public typealias MultipartStreamedPart<Base: AsyncSequence> = MultipartParts<Base>.Part
+where Base.Element: MultipartChunk
+
+/// The name before 0.2.
+@available(*, deprecated, renamed: "MultipartParts.PartBody")
+public typealias MultipartPartBody<Base: AsyncSequence> = MultipartParts<Base>.PartBody
+where Base.Element: MultipartChunk
 
 /// The parser and the source iterator that a parts sequence and its bodies share.
 ///
@@ -172,7 +184,7 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     }
 
     /// Skips what is left of the open part, then returns the next part's head, or nil after the last part.
-    func nextPart() async throws -> MultipartPartHead? {
+    func nextPart() async throws -> MultipartParser.PartHead? {
         guard !ended else { return nil }
         while let event = try await nextEvent() {
             switch event {

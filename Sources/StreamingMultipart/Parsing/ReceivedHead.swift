@@ -20,7 +20,7 @@ struct ReceivedHeadInfo {
 ///
 /// The parser checks every line and the whole `Content-Disposition` before it makes one (``MultipartParser``'s
 /// `+Headers`), so reading a property here decodes bytes known to be valid. Immutable once the parser hands it out,
-/// which is what lets ``MultipartPartHead`` be `Sendable`.
+/// which is what lets ``MultipartParser/PartHead`` be `Sendable`.
 ///
 /// Tail layout: `2 × fieldCount` integers (for field `i`, the end of its name and the end of its value, counted
 /// from the start of the byte area; each name starts where the previous value ended), then the bytes.

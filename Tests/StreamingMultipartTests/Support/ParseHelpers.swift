@@ -3,7 +3,7 @@ import Testing
 
 /// A part as the parser reported it.
 struct ParsedPart: Equatable {
-    var head: MultipartPartHead
+    var head: MultipartParser.PartHead
     var body: [UInt8]
     var name: String { head.name }
     var text: String { String(decoding: body, as: UTF8.self) }
