@@ -45,7 +45,7 @@ import Testing
         #expect(body.parts.isEmpty)
     }
 
-    /// The spelling before 0.2 (closure first, `Int64` length) still builds the same bytes as the new one.
+    /// The previews' spelling (closure first, `Int64` length) still builds the same bytes as the new one.
     @available(*, deprecated, message: "calls the deprecated spelling on purpose")
     @Test func theDeprecatedStreamSpellingBuildsTheSameBody() throws {
         var old = MultipartBody(boundary: try MultipartBoundary("b"))

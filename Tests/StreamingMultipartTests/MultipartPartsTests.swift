@@ -184,7 +184,7 @@ import Testing
         #expect(throws: MultipartError.self) { try source.multipartParts(contentType: "text/plain") }
     }
 
-    /// The names before 0.2 still compile, as deprecated aliases of the nested types.
+    /// The previews' names still compile, as deprecated aliases of the nested types.
     @available(*, deprecated, message: "uses the deprecated names on purpose")
     @Test func theOldNamesAreAliases() async throws {
         let body = try sampleBody()

@@ -72,7 +72,7 @@ extension MultipartBody {
     }
 }
 
-/// The name before 0.2.
+/// The name in the untagged previews; deprecated in 0.1, removed in 0.2.
 @available(*, deprecated, renamed: "MultipartBody.Chunks")
 public typealias MultipartChunks = MultipartBody.Chunks
 

@@ -110,7 +110,7 @@ public struct MultipartPart: Sendable {
             content: .stream(stream, length: length.map(Int64.init)))
     }
 
-    /// The spelling before 0.2: the closure first, so no trailing closure, and an `Int64` length without a default.
+    /// The spelling in the untagged previews (deprecated in 0.1, removed in 0.2): the closure first, so no trailing closure, and an `Int64` length without a default.
     @available(
         *, deprecated, message: "use stream(name:filename:contentType:length:_:), which takes a trailing closure"
     )
@@ -123,7 +123,7 @@ public struct MultipartPart: Sendable {
             content: .stream(length: length, makeStream))
     }
 
-    /// The spelling before 0.2, with an `Int64` length without a default.
+    /// The spelling in the untagged previews (deprecated in 0.1, removed in 0.2), with an `Int64` length without a default.
     @available(*, deprecated, message: "use stream(_:name:filename:contentType:length:)")
     public static func stream(
         _ stream: sending InputStream, length: Int64?, name: String, filename: String? = nil,

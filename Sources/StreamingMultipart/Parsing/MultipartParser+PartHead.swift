@@ -130,6 +130,6 @@ extension MultipartParser {
     }
 }
 
-/// The name before 0.2.
+/// The name in the untagged previews; deprecated in 0.1, removed in 0.2.
 @available(*, deprecated, renamed: "MultipartParser.PartHead")
 public typealias MultipartPartHead = MultipartParser.PartHead
