@@ -68,6 +68,15 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         public static let invalidState = Code("invalidState")
         /// The body reader was closed, or its task cancelled, before the end of the body.
         public static let cancelled = Code("cancelled")
+        /// zlib could not start or failed while compressing (out of memory, a bad level).
+        public static let compressionFailed = Code("compressionFailed")
+        /// Compressed input that is not valid gzip, zlib or deflate data: a bad header, a corrupt block, a
+        /// checksum that does not match, bytes after the end, or an end that never came. The offset is in the
+        /// compressed input.
+        public static let invalidCompressedData = Code("invalidCompressedData")
+        /// A `Content-Encoding` the parser does not decode (anything but `gzip`, `x-gzip`, `deflate`, `identity`),
+        /// or a list of codings.
+        public static let unsupportedContentEncoding = Code("unsupportedContentEncoding")
     }
 
     /// What kind of failure this is.

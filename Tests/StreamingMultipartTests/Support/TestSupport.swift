@@ -190,7 +190,7 @@ enum Peers {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    /// The python3 on PATH that can import `modules`, or nil.
+    /// The python3 on PATH that can import `modules`, or nil (looked up anew at each call).
     static func python3(with modules: [String]) -> String? {
         guard let python = executableOnPath("python3") else { return nil }
         let check = modules.map { "import \($0)" }.joined(separator: "; ")

@@ -1,0 +1,78 @@
+import CZlib
+
+/// Compresses a stream of bytes into gzip, zlib or raw deflate, chunk in, chunk out, into buffers you give it.
+///
+/// It owns one zlib stream and frees it when it goes away, on every path. It is `~Copyable` rather than a class:
+/// a copy would share the stream (and free it twice), and a value with a `deinit` costs no reference counting.
+///
+/// ```swift
+/// var compressor = try ZlibCompressor(format: .gzip, level: 6)
+/// var output = [UInt8](repeating: 0, count: 64 * 1024)
+/// var compressed: [UInt8] = []
+/// var input = UnsafeRawBufferPointer(bytes)      // the whole input here; any chunking works
+/// while true {
+///     let step = try output.withUnsafeMutableBytes { try compressor.compress(input, into: $0, finishing: true) }
+///     compressed += output[..<step.produced]
+///     input = UnsafeRawBufferPointer(rebasing: input[step.consumed...])
+///     if step.isFinished { break }
+/// }
+/// ```
+public struct ZlibCompressor: ~Copyable {
+    /// What one call did.
+    public struct Step: Sendable, Hashable {
+        /// Input bytes zlib took.
+        public var consumed: Int
+        /// Output bytes it wrote.
+        public var produced: Int
+        /// Whether the compressed stream is complete (only after `finishing: true`, once zlib flushed everything).
+        public var isFinished: Bool
+    }
+
+    private let stream: ZlibStream
+    /// The format written.
+    public let format: CompressionFormat
+    /// Input bytes compressed so far.
+    public private(set) var totalIn: Int64 = 0
+    /// Compressed bytes written so far.
+    public private(set) var totalOut: Int64 = 0
+
+    /// A compressor for `format` at `level`: 1 is fastest, 9 smallest, 6 zlib's default.
+    ///
+    /// - Throws: ``MultipartError/Code/compressionFailed`` for a level outside 0…9, or when zlib cannot start.
+    public init(format: CompressionFormat, level: Int = 6) throws {
+        guard (0...9).contains(level) else {
+            throw MultipartError(code: .compressionFailed, message: "compression level \(level) is not within 0…9")
+        }
+        stream = try ZlibStream(.compress, format: format, level: Int32(level))
+        self.format = format
+    }
+
+    deinit { stream.free() }
+
+    /// Compresses from `input` into `output` as far as both allow.
+    ///
+    /// Call again with the input it did not consume, and with fresh output room, until it has consumed everything;
+    /// then call with `finishing: true` (and the rest of the input, if any) until ``Step/isFinished``.
+    ///
+    /// - Throws: ``MultipartError/Code/compressionFailed`` if zlib reports an error (it does not for valid use).
+    public mutating func compress(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool = false
+    ) throws -> Step {
+        let flush = finishing ? Z_FINISH : Z_NO_FLUSH
+        let (status, consumed, produced) = stream.run(input, output) { deflate($0, flush) }
+        totalIn += Int64(consumed)
+        totalOut += Int64(produced)
+        switch status {
+        case Z_STREAM_END:
+            return Step(consumed: consumed, produced: produced, isFinished: true)
+        case Z_OK, Z_BUF_ERROR:  // Z_BUF_ERROR: no progress possible with this room; more output room will do
+            return Step(consumed: consumed, produced: produced, isFinished: false)
+        default:
+            throw MultipartError(
+                code: .compressionFailed,
+                message:
+                    "deflate failed after \(totalIn) input bytes (\(ZlibStream.describe(status, stream.pointer.pointee.msg)))"
+            )
+        }
+    }
+}

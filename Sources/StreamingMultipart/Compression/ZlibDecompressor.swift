@@ -1,0 +1,120 @@
+import CZlib
+
+/// Decompresses gzip, zlib or raw deflate input, chunk in, chunk out, into buffers you give it, so that memory stays
+/// at the buffers' size however far the data inflates.
+///
+/// gzip input may hold several members one after another (RFC 1952 §2.2), and all are read. After the end, any
+/// byte that does not begin another member is an error, as are corrupt data, a checksum that does not match, and
+/// input that ends before the stream does (``finish()``). Errors name the offset in the compressed input.
+///
+/// `~Copyable` for the reason ``ZlibCompressor`` is: it owns a zlib stream and frees it in its `deinit`.
+///
+/// ```swift
+/// var decompressor = try ZlibDecompressor(format: .gzip)
+/// var output = [UInt8](repeating: 0, count: 64 * 1024)
+/// var input = UnsafeRawBufferPointer(chunk)
+/// while !input.isEmpty || decompressor.hasPendingOutput {
+///     let step = try output.withUnsafeMutableBytes { try decompressor.decompress(input, into: $0) }
+///     use(output[..<step.produced])
+///     input = UnsafeRawBufferPointer(rebasing: input[step.consumed...])
+/// }
+/// try decompressor.finish()  // at the end of the input
+/// ```
+public struct ZlibDecompressor: ~Copyable {
+    /// What one call did.
+    public struct Step: Sendable, Hashable {
+        /// Compressed bytes zlib took.
+        public var consumed: Int
+        /// Decompressed bytes it wrote.
+        public var produced: Int
+    }
+
+    private let stream: ZlibStream
+    /// The format read.
+    public let format: CompressionFormat
+    /// Compressed bytes read so far.
+    public private(set) var totalIn: Int64 = 0
+    /// Decompressed bytes written so far.
+    public private(set) var totalOut: Int64 = 0
+    /// Whether the last stream (or gzip member) ended and no more input has come since.
+    public private(set) var isAtEnd = false
+    /// Whether the last call filled its output: zlib may hold more for the next call even without new input.
+    public private(set) var hasPendingOutput = false
+
+    /// A decompressor for `format`.
+    ///
+    /// - Throws: ``MultipartError/Code/compressionFailed`` when zlib cannot start.
+    public init(format: CompressionFormat) throws {
+        stream = try ZlibStream(.decompress, format: format)
+        self.format = format
+    }
+
+    deinit { stream.free() }
+
+    /// Decompresses from `input` into `output` as far as both allow.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidCompressedData`` for input that is not valid data of the format, or
+    ///   that follows the end of a zlib or raw deflate stream.
+    public mutating func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws
+        -> Step
+    {
+        var consumed = 0
+        var produced = 0
+        while true {
+            let remaining = UnsafeRawBufferPointer(rebasing: input[consumed...])
+            let room = UnsafeMutableRawBufferPointer(rebasing: output[produced...])
+            if isAtEnd {
+                guard !remaining.isEmpty else { break }
+                // After the end: another gzip member may follow; nothing may follow the other formats.
+                guard format == .gzip, remaining[0] == 0x1F else { throw trailingData() }
+                inflateReset(stream.pointer)
+                isAtEnd = false
+            }
+            if remaining.isEmpty && !hasPendingOutput || room.isEmpty { break }
+            let (status, took, gave) = stream.run(remaining, room) { inflate($0, Z_NO_FLUSH) }
+            consumed += took
+            produced += gave
+            totalIn += Int64(took)
+            totalOut += Int64(gave)
+            hasPendingOutput = gave == room.count
+            switch status {
+            case Z_STREAM_END:
+                isAtEnd = true
+                hasPendingOutput = false
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR:  // no progress: all input used, or no room left
+                hasPendingOutput = false
+                return Step(consumed: consumed, produced: produced)
+            default:
+                throw MultipartError(
+                    code: .invalidCompressedData,
+                    message:
+                        "the \(format) data is invalid (\(ZlibStream.describe(status, stream.pointer.pointee.msg)))",
+                    offset: totalIn)
+            }
+        }
+        return Step(consumed: consumed, produced: produced)
+    }
+
+    /// Marks the end of the input.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidCompressedData`` when the stream did not end (the input was cut).
+    public func finish() throws {
+        guard isAtEnd else {
+            throw MultipartError(
+                code: .invalidCompressedData,
+                message: totalIn == 0
+                    ? "the \(format) data is empty" : "the \(format) data ends before its end (truncated)",
+                offset: totalIn)
+        }
+    }
+
+    private func trailingData() -> MultipartError {
+        MultipartError(
+            code: .invalidCompressedData,
+            message: format == .gzip
+                ? "bytes after the end of the gzip data that do not begin another member"
+                : "bytes after the end of the \(format) data", offset: totalIn)
+    }
+}

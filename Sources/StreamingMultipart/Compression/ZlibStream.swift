@@ -1,0 +1,73 @@
+import CZlib
+
+/// One `z_stream`, on the heap (zlib keeps a pointer back to it, so it must never move), with the direction it was
+/// initialized for. ``ZlibCompressor`` and ``ZlibDecompressor`` own one each and free it in their `deinit`.
+struct ZlibStream {
+    enum Direction { case compress, decompress }
+
+    let pointer: UnsafeMutablePointer<z_stream>
+    let direction: Direction
+
+    /// - Throws: ``MultipartError/Code/compressionFailed`` when zlib cannot start (no memory, a bad level).
+    init(_ direction: Direction, format: CompressionFormat, level: Int32 = Z_DEFAULT_COMPRESSION) throws {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: z_stream())
+        self.direction = direction
+        let status: Int32
+        switch direction {
+        case .compress:
+            status = czlib_deflateInit2(pointer, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY)
+        case .decompress:
+            status = czlib_inflateInit2(pointer, format.windowBits)
+        }
+        guard status == Z_OK else {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+            throw MultipartError(
+                code: .compressionFailed, message: "zlib could not start (\(Self.describe(status, nil)))")
+        }
+    }
+
+    /// Frees zlib's state and the stream. Call once.
+    func free() {
+        switch direction {
+        case .compress: deflateEnd(pointer)
+        case .decompress: inflateEnd(pointer)
+        }
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    /// Points the stream at `input` and `output`, runs `step`, and returns how much of each it used.
+    func run(
+        _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer, _ step: (z_streamp) -> Int32
+    ) -> (status: Int32, consumed: Int, produced: Int) {
+        let stream = pointer
+        stream.pointee.next_in = UnsafeMutablePointer(
+            mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(clamping: input.count)
+        stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(clamping: output.count)
+        let status = step(stream)
+        let consumed = Int(uInt(clamping: input.count) - stream.pointee.avail_in)
+        let produced = Int(uInt(clamping: output.count) - stream.pointee.avail_out)
+        stream.pointee.next_in = nil
+        stream.pointee.next_out = nil
+        return (status, consumed, produced)
+    }
+
+    /// zlib's name for a status, with its message when it gave one.
+    static func describe(_ status: Int32, _ message: UnsafePointer<CChar>?) -> String {
+        let name =
+            switch status {
+            case Z_STREAM_ERROR: "Z_STREAM_ERROR"
+            case Z_DATA_ERROR: "Z_DATA_ERROR"
+            case Z_MEM_ERROR: "Z_MEM_ERROR"
+            case Z_BUF_ERROR: "Z_BUF_ERROR"
+            case Z_VERSION_ERROR: "Z_VERSION_ERROR"
+            case Z_NEED_DICT: "Z_NEED_DICT"
+            default: "status \(status)"
+            }
+        return message.map { "\(name): \(String(cString: $0))" } ?? name
+    }
+}
