@@ -31,7 +31,7 @@ public struct ZlibDecompressor: ~Copyable {
 
     private let stream: ZlibStream
     /// The format read.
-    public let format: CompressionFormat
+    public private(set) var format: CompressionFormat
     /// Compressed bytes read so far.
     public private(set) var totalIn: Int64 = 0
     /// Decompressed bytes written so far.
@@ -50,6 +50,13 @@ public struct ZlibDecompressor: ~Copyable {
     }
 
     deinit { stream.free() }
+
+    /// Starts over, reading `format`, before any input was given (`deflate` decides zlib or raw from its first
+    /// bytes).
+    mutating func reset(format: CompressionFormat) {
+        inflateReset2(stream.pointer, format.windowBits)
+        self.format = format
+    }
 
     /// Decompresses from `input` into `output` as far as both allow.
     ///

@@ -27,11 +27,18 @@ extension MultipartParser {
         public var maxFileBytes: Int64
         /// Bytes of the whole body, preamble and epilogue included. Default 16 GiB.
         public var maxBodyBytes: Int64
+        /// Bytes a compressed body (`Content-Encoding: gzip` or `deflate`) may inflate to. Default 8 GiB; the parser
+        /// also counts them against ``maxBodyBytes``.
+        public var maxDecompressedBytes: Int64
+        /// How many times its compressed size a body may inflate to, once past its first MiB. Default 100: text
+        /// forms compress 3 to 10 times, and deflate can reach about 1,000, which is what a decompression bomb
+        /// uses (10 MB that inflate to 10 GB).
+        public var maxDecompressionRatio: Int
 
         public init(
             maxHeaderBytesPerPart: Int = 16 * 1024, maxHeadersPerPart: Int = 32, maxParametersPerHeader: Int = 16,
             maxParts: Int = 1000, maxFieldBytes: Int64 = 1 << 20, maxFileBytes: Int64 = 8 << 30,
-            maxBodyBytes: Int64 = 16 << 30
+            maxBodyBytes: Int64 = 16 << 30, maxDecompressedBytes: Int64 = 8 << 30, maxDecompressionRatio: Int = 100
         ) {
             self.maxHeaderBytesPerPart = maxHeaderBytesPerPart
             self.maxHeadersPerPart = maxHeadersPerPart
@@ -40,6 +47,8 @@ extension MultipartParser {
             self.maxFieldBytes = maxFieldBytes
             self.maxFileBytes = maxFileBytes
             self.maxBodyBytes = maxBodyBytes
+            self.maxDecompressedBytes = maxDecompressedBytes
+            self.maxDecompressionRatio = maxDecompressionRatio
         }
 
         /// The safe defaults above.
@@ -54,6 +63,7 @@ extension MultipartParser {
                 ("maxHeadersPerPart", Int64(maxHeadersPerPart)),
                 ("maxParametersPerHeader", Int64(maxParametersPerHeader)), ("maxParts", Int64(maxParts)),
                 ("maxFieldBytes", maxFieldBytes), ("maxFileBytes", maxFileBytes), ("maxBodyBytes", maxBodyBytes),
+                ("maxDecompressedBytes", maxDecompressedBytes), ("maxDecompressionRatio", Int64(maxDecompressionRatio)),
             ]
             for (name, value) in values where value < 1 {
                 throw MultipartError(code: .invalidLimit, message: "\(name) must be at least 1, got \(value)")
