@@ -44,6 +44,12 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Write the Content-Type and Content-Length header lines to this file instead of standard error.")
     var headers: String?
 
+    @Flag(help: "Compress the body with gzip (Content-Encoding: gzip).")
+    var gzip = false
+
+    @Flag(help: "Compress the body with deflate, zlib-wrapped (Content-Encoding: deflate).")
+    var deflate = false
+
     @Flag(help: "Print 'bytes=N build_seconds=S peak_rss_kb=K' when done (to standard output when -o is given).")
     var stats = false
 
@@ -51,14 +57,17 @@ struct BuildCommand: ParsableCommand {
         if form.isEmpty && formString.isEmpty {
             throw ValidationError("give at least one part with -F or --form-string")
         }
+        if gzip && deflate { throw ValidationError("give at most one of --gzip and --deflate") }
     }
+
+    private var compression: MultipartBody.Compression? { gzip ? .gzip : deflate ? .deflate : nil }
 
     func run() throws {
         let start = ContinuousClock.now
         do {
             let body = try makeBody()
             let written = try writeBody(body)
-            try writeHeaders(body)
+            try writeHeaders(body, written: written)
             if stats {
                 let seconds = (ContinuousClock.now - start).seconds
                 let line = "bytes=\(written) build_seconds=\(seconds) peak_rss_kb=\(peakResidentKilobytes())\n"
@@ -87,20 +96,26 @@ struct BuildCommand: ParsableCommand {
     /// Writes atomically to a regular file (or a new one), else streams to the descriptor (stdout, a pipe,
     /// /dev/null).
     private func writeBody(_ body: MultipartBody) throws -> Int64 {
-        guard let output, output != "-" else { return try body.write(toFileDescriptor: STDOUT_FILENO) }
+        guard let output, output != "-" else {
+            return try body.write(toFileDescriptor: STDOUT_FILENO, compression: compression)
+        }
         var info = stat()
         if stat(output, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
-            return try body.write(to: URL(fileURLWithPath: output), permissions: 0o666)  // under the umask, as curl
+            // Under the umask, as curl.
+            return try body.write(to: URL(fileURLWithPath: output), permissions: 0o666, compression: compression)
         }
         let descriptor = open(output, O_WRONLY | O_TRUNC)
         guard descriptor >= 0 else { throw Self.fail("cannot open \(output) for writing") }
         defer { close(descriptor) }
-        return try body.write(toFileDescriptor: descriptor)
+        return try body.write(toFileDescriptor: descriptor, compression: compression)
     }
 
-    private func writeHeaders(_ body: MultipartBody) throws {
+    /// The header lines for the body just written: `Content-Encoding` when compressed, and `Content-Length` when
+    /// known (a compressed body's length is what was written).
+    private func writeHeaders(_ body: MultipartBody, written: Int64) throws {
         var text = "Content-Type: \(body.contentType)\n"
-        if let length = body.contentLength { text += "Content-Length: \(length)\n" }
+        if let compression { text += "Content-Encoding: \(compression.contentEncoding)\n" }
+        if let length = compression == nil ? body.contentLength : written { text += "Content-Length: \(length)\n" }
         if let headers {
             try Data(text.utf8).write(to: URL(fileURLWithPath: headers))
         } else {

@@ -28,6 +28,9 @@ struct ParseCommand: ParsableCommand {
     @Option(help: "The boundary itself, instead of --content-type (it may start with dashes).")
     var boundary: String?
 
+    @Option(help: "The request's Content-Encoding: gzip, x-gzip, deflate or identity (the default).")
+    var contentEncoding: String?
+
     @Flag(help: "Accept LF-only line endings and other departures common clients make.")
     var lenient = false
 
@@ -54,6 +57,7 @@ struct ParseCommand: ParsableCommand {
             throw ValidationError("give exactly one of --content-type and --boundary")
         }
         if discard && (json || outputDir != nil) { throw ValidationError("--discard parses and counts only") }
+        if discard && contentEncoding != nil { throw ValidationError("--discard times uncompressed bodies only") }
         guard maxParts >= 1 else { throw ValidationError("--max-parts must be at least 1, got \(maxParts)") }
         guard maxFieldBytes >= 1 else {
             throw ValidationError("--max-field-bytes must be at least 1, got \(maxFieldBytes)")
@@ -63,8 +67,12 @@ struct ParseCommand: ParsableCommand {
     func run() throws {
         var printedParts = 0
         do {
-            let parser = try makeParser()
-            if discard { return try runDiscarding(parser) }
+            let (contentType, limits, mode) = parserSettings()
+            if discard {
+                return try runDiscarding(try MultipartParser(contentType: contentType, limits: limits, mode: mode))
+            }
+            let parser = try DecompressingMultipartParser(
+                contentType: contentType, contentEncoding: contentEncoding, limits: limits, mode: mode)
             if json { print("{\"parts\":[", terminator: "") }
             // Each part is printed as soon as it is whole: a body of a million parts holds one report at a time.
             try parseStreaming(parser) { report in
@@ -89,13 +97,13 @@ struct ParseCommand: ParsableCommand {
         }
     }
 
-    private func makeParser() throws -> MultipartParser {
-        let mode: MultipartParser.Mode = lenient ? .lenient : .strict
+    /// The `Content-Type`, limits and mode the options ask for.
+    private func parserSettings() -> (String, MultipartParser.Limits, MultipartParser.Mode) {
         var limits = MultipartParser.Limits.default
         limits.maxParts = maxParts
         limits.maxFieldBytes = maxFieldBytes
         let contentType = contentType ?? "multipart/form-data; boundary=\"\(boundary!)\""
-        return try MultipartParser(contentType: contentType, limits: limits, mode: mode)
+        return (contentType, limits, lenient ? .lenient : .strict)
     }
 
     private func openInput() throws -> Int32 {
@@ -174,7 +182,8 @@ struct ParseCommand: ParsableCommand {
     }
 
     /// Parses the input in 64 KiB reads and hands each part's report to `report` once the part is whole.
-    private func parseStreaming(_ initial: MultipartParser, report: (PartReport) -> Void) throws {
+    private func parseStreaming(_ initial: consuming DecompressingMultipartParser, report: (PartReport) -> Void) throws
+    {
         var parser = initial
         let input = try openInput()
         defer { if input != STDIN_FILENO { close(input) } }
@@ -213,7 +222,7 @@ struct ParseCommand: ParsableCommand {
             }
             if count == 0 { break }
             chunk.removeSubrange(count...)
-            try parser.append(chunk)
+            try parser.append(chunk[...])
             try drain()
         }
         try parser.finish()

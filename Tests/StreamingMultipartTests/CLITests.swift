@@ -271,6 +271,29 @@ struct CLIParseTests {
         #expect(parts.first?["content_type"] as? String == "text/plain; charset=utf-8")
     }
 
+    /// `build --gzip` and `--deflate` say the encoding and the exact length; `parse --content-encoding` reads them.
+    @Test(arguments: [("--gzip", "gzip"), ("--deflate", "deflate")])
+    func compressedBodiesRoundTrip(flag: String, encoding: String) throws {
+        let notes = Repository.input("notes.txt").path
+        let built = try multipart(["build", "--boundary", "Z", flag, "-F", "a=alpha", "-F", "f=@\(notes)"])
+        #expect(built.status == 0, "\(built.stderr)")
+        #expect(built.stderr.contains("Content-Encoding: \(encoding)\n"))
+        #expect(built.stderr.contains("Content-Length: \(built.stdout.count)\n"))
+        let parsed = try multipart(["parse", "--boundary", "Z", "--content-encoding", encoding], input: built.stdout)
+        #expect(parsed.status == 0, "\(parsed.stderr)")
+        #expect(parsed.stdoutText.hasPrefix("0\ta\t-\t-\t5 bytes\t"), "\(parsed.stdoutText)")
+        #expect(parsed.stdoutText.contains("1\tf\tnotes.txt\ttext/plain\t"))
+        let plain = try multipart(["parse", "--boundary", "Z"], input: built.stdout)
+        #expect(plain.status == 1, "a compressed body read as plain must fail")
+    }
+
+    @Test func compressionOptionsAreChecked() throws {
+        let both = try multipart(["build", "--gzip", "--deflate", "-F", "a=1"])
+        #expect(both.status == 1 && both.stderr.contains("at most one of --gzip and --deflate"))
+        let unknown = try multipart(["parse", "--boundary", "b", "--content-encoding", "br"], input: [1])
+        #expect(unknown.status == 1 && unknown.stderr.contains("unsupportedContentEncoding"), "\(unknown.stderr)")
+    }
+
     @Test func contentTypeOrBoundaryIsRequired() throws {
         let result = try multipart(["parse"])
         #expect(result.status != 0)

@@ -19,17 +19,24 @@ import Foundation
 ///
 /// A reader holds open files and streams; ``close()`` releases them early, and dropping the reader releases them too.
 /// It cannot be copied (`~Copyable`): a copy would share those descriptors and each would move the other's position.
-/// Make a second reader with ``MultipartBody/makeReader()`` instead; every reader starts from the body's first byte.
+/// Make a second reader with ``MultipartBody/makeReader(compression:)`` instead; every reader starts from the body's first byte.
 public struct BodyReader: ~Copyable {
     /// The block in which files and streams are read when the caller's buffer is small (tuning, not API).
     static let blockSize = 64 * 1024
     /// The room in the caller's buffer from which a file or stream is read straight into it (tuning, not API).
     static let directReadMinimum = 32 * 1024
 
-    /// The body's exact length, or nil when some part's length is unknown.
+    /// The exact length of what this reader produces, or nil when some part's length is unknown or the body is
+    /// compressed.
     public let contentLength: Int64?
-    /// The bytes produced so far.
+    /// The bytes produced so far (compressed bytes, when compressing).
     public private(set) var bytesRead: Int64 = 0
+    /// The body's own (uncompressed) length and the bytes of it read so far: what progress reports.
+    let plainLength: Int64?
+    private(set) var plainBytesRead: Int64 = 0
+    /// The compression asked for, and its stage once the first read has started it.
+    private let compression: MultipartBody.Compression?
+    private var compressionStage: CompressionStage?
 
     private let boundary: MultipartBoundary
     private let parts: [MultipartPart]
@@ -51,10 +58,12 @@ public struct BodyReader: ~Copyable {
         case failed(MultipartError)
     }
 
-    init(body: MultipartBody) {
+    init(body: MultipartBody, compression: MultipartBody.Compression? = nil) {
         boundary = body.boundary
         parts = body.parts
-        contentLength = body.contentLength
+        plainLength = body.contentLength
+        contentLength = compression == nil ? body.contentLength : nil
+        self.compression = compression
         if let first = parts.first {
             state = .head(index: 0, bytes: BodyLayout.head(of: first, at: 0, boundary: boundary), sent: 0)
         } else {
@@ -72,8 +81,8 @@ public struct BodyReader: ~Copyable {
 
     /// Whether the whole body has been produced.
     public var isFinished: Bool {
-        if case .finished = state { return true }
-        return false
+        guard case .finished = state else { return false }
+        return compression == nil || compressionStage?.isFinished == true
     }
 
     /// Fills `buffer` with the body's next bytes and returns how many; 0 means the body is complete.
@@ -81,8 +90,39 @@ public struct BodyReader: ~Copyable {
     /// A read fills the whole buffer unless the body ends first.
     ///
     /// - Throws: ``MultipartError`` with the part index and body offset: a file that vanished, changed size or
-    ///   failed to read; a stream that failed or yielded the wrong number of bytes; a reader already closed.
+    ///   failed to read; a stream that failed or yielded the wrong number of bytes; a reader already closed;
+    ///   ``MultipartError/Code/compressionFailed`` when zlib cannot start.
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let filled = try compression == nil ? readPlain(into: buffer) : readCompressed(into: buffer)
+        bytesRead += Int64(filled)
+        return filled
+    }
+
+    /// Fills `buffer` with compressed bytes: the body is read in blocks into the stage, and zlib writes straight
+    /// into `buffer`.
+    private mutating func readCompressed(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if compressionStage == nil, let compression {
+            do {
+                compressionStage = try CompressionStage(compression)
+            } catch {
+                state = .failed(error as? MultipartError ?? MultipartError(locating: error, partIndex: nil, offset: 0))
+                throw error
+            }
+        }
+        let stage = compressionStage!
+        var filled = 0
+        while filled < buffer.count, !stage.isFinished {
+            if stage.isDrained && !stage.inputEnded {
+                let count = try readPlain(into: stage.block)
+                stage.refill(count)
+            }
+            filled += try stage.compress(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+        }
+        return filled
+    }
+
+    /// Fills `buffer` with the body's own bytes; 0 only at the end.
+    private mutating func readPlain(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
         while filled < buffer.count {
             let count: Int
@@ -90,7 +130,7 @@ public struct BodyReader: ~Copyable {
                 count = try step(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
             } catch {
                 let failure = MultipartError(
-                    locating: error, partIndex: currentPartIndex, offset: bytesRead + Int64(filled))
+                    locating: error, partIndex: currentPartIndex, offset: plainBytesRead + Int64(filled))
                 release()
                 state = .failed(failure)
                 throw failure
@@ -98,7 +138,7 @@ public struct BodyReader: ~Copyable {
             if count == 0, case .finished = state { break }
             filled += count
         }
-        bytesRead += Int64(filled)
+        plainBytesRead += Int64(filled)
         return filled
     }
 
@@ -112,7 +152,7 @@ public struct BodyReader: ~Copyable {
             state = .failed(
                 MultipartError(
                     code: .cancelled, message: "the body reader was closed before the end of the body",
-                    offset: bytesRead, partIndex: currentPartIndex))
+                    offset: plainBytesRead, partIndex: currentPartIndex))
         }
     }
 

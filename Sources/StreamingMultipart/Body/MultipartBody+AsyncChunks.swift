@@ -13,34 +13,37 @@ extension MultipartBody {
     ///
     /// - Parameters:
     ///   - size: the most bytes in one chunk (the last is shorter); at least 1.
+    ///   - compression: compresses the body as it is read; the chunks' `contentLength` is then nil.
     ///   - throttle: at most `throttle.packetSize` bytes per chunk, then `Task.sleep(for: throttle.delay)`.
     ///   - progress: called after each chunk.
     public func chunks(
-        size: Int = 64 * 1024, throttle: Throttle? = nil,
+        size: Int = 64 * 1024, compression: Compression? = nil, throttle: Throttle? = nil,
         progress: (@Sendable (Progress) -> Void)? = nil
     ) -> MultipartBody.Chunks {
         Chunks(
-            body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), throttle: throttle,
-            progress: progress)
+            body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), compression: compression,
+            throttle: throttle, progress: progress)
     }
 }
 
 extension MultipartBody {
-    /// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:throttle:progress:)``.
+    /// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:compression:throttle:progress:)``.
     public struct Chunks: AsyncSequence, Sendable {
         public typealias Element = [UInt8]
 
         let body: MultipartBody
         let chunkSize: Int
+        let compression: Compression?
         let throttle: Throttle?
         let progress: (@Sendable (Progress) -> Void)?
 
         /// The body's exact length, or nil when some part's length is unknown; for transports that take a length.
-        public var contentLength: Int64? { body.contentLength }
+        public var contentLength: Int64? { compression == nil ? body.contentLength : nil }
 
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(
-                reader: ReaderBox(body.makeReader()), chunkSize: chunkSize, throttle: throttle, progress: progress)
+                reader: ReaderBox(body.makeReader(compression: compression)), chunkSize: chunkSize, throttle: throttle,
+                progress: progress)
         }
 
         /// Reads one chunk per `next()`. Copies of an iterator share its reader (and so its position): a `BodyReader`

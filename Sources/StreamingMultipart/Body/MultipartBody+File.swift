@@ -23,11 +23,13 @@ extension MultipartBody {
     ///   - url: the file to write; its folder must exist.
     ///   - permissions: the new file's mode, masked by the process's umask: `0o600` (the default) for the owner
     ///     alone, `0o666` for the usual mode of a new file (what `multipart build -o` uses, as curl does).
-    /// - Returns: the bytes written, equal to ``contentLength`` when that is known.
+    ///   - compression: compresses the body; the returned length is then the exact compressed length, for the
+    ///     `Content-Length` of a file-backed upload with `Content-Encoding`.
+    /// - Returns: the bytes written, equal to ``contentLength`` when that is known and the body is not compressed.
     /// - Throws: ``MultipartError/Code/writeFailed`` when the folder is not writable or the disk fills, with the
     ///   ``SystemCallError`` as its cause; any error of reading the body (``BodyReader/read(into:)``).
     @discardableResult
-    public func write(to url: URL, permissions: Int = 0o600) throws -> Int64 {
+    public func write(to url: URL, permissions: Int = 0o600, compression: Compression? = nil) throws -> Int64 {
         let temporary: TemporaryFile
         do {
             temporary = try TemporaryFile(besides: url.path, permissions: mode_t(permissions & 0o7777))
@@ -35,7 +37,7 @@ extension MultipartBody {
             throw MultipartError(
                 code: .writeFailed, message: "cannot create a temporary file beside \(url.path)", cause: error)
         }
-        let written = try write(to: temporary.file, blockSize: Self.fileWriteBlockSize)
+        let written = try write(to: temporary.file, blockSize: Self.fileWriteBlockSize, compression: compression)
         do {
             try temporary.commit(to: url.path)
         } catch {
@@ -46,8 +48,8 @@ extension MultipartBody {
     }
 
     /// Writes the whole body to an open file in blocks of `blockSize`.
-    func write(to file: OpenFile, blockSize: Int) throws -> Int64 {
-        var reader = makeReader()
+    func write(to file: OpenFile, blockSize: Int, compression: Compression? = nil) throws -> Int64 {
+        var reader = makeReader(compression: compression)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 4096)
         defer { buffer.deallocate() }
         while true {
@@ -65,11 +67,11 @@ extension MultipartBody {
     }
 
     /// Writes the whole body to an open file descriptor (a pipe, a socket, standard output) in 64 KiB writes,
-    /// without closing it, and returns its length. Unlike ``write(to:permissions:)``, a failure leaves what was written so far.
+    /// without closing it, and returns its length. Unlike ``write(to:permissions:compression:)``, a failure leaves what was written so far.
     @discardableResult
-    public func write(toFileDescriptor descriptor: Int32) throws -> Int64 {
+    public func write(toFileDescriptor descriptor: Int32, compression: Compression? = nil) throws -> Int64 {
         let file = OpenFile(owning: descriptor)
         defer { file.release() }
-        return try write(to: file, blockSize: Self.descriptorWriteBlockSize)
+        return try write(to: file, blockSize: Self.descriptorWriteBlockSize, compression: compression)
     }
 }

@@ -7,9 +7,9 @@ extension MultipartBody {
     /// })
     /// ```
     public struct Progress: Sendable, Hashable {
-        /// Bytes of the body produced so far.
+        /// Bytes of the body produced so far (before compression, when the body is compressed).
         public var completedBytes: Int64
-        /// The body's length, or nil when some part's length is unknown.
+        /// The body's length (before compression), or nil when some part's length is unknown.
         public var totalBytes: Int64?
         /// The part being read, or nil before the first part's delimiter and after the last part.
         public var partIndex: Int?
@@ -55,11 +55,16 @@ extension MultipartBody {
 extension BodyReader {
     /// Where this reader has got.
     public var progress: MultipartBody.Progress {
-        MultipartBody.Progress(completedBytes: bytesRead, totalBytes: contentLength, partIndex: currentPartIndex)
+        MultipartBody.Progress(completedBytes: plainBytesRead, totalBytes: plainLength, partIndex: currentPartIndex)
     }
 }
 
 extension MultipartBody {
     /// A reader that produces this body from the start, opening files and making streams as it reaches them.
-    public func makeReader() -> BodyReader { BodyReader(body: self) }
+    ///
+    /// - Parameter compression: compresses the body as it is read (`Content-Encoding: gzip` or `deflate`); its
+    ///   ``BodyReader/contentLength`` is then nil.
+    public func makeReader(compression: Compression? = nil) -> BodyReader {
+        BodyReader(body: self, compression: compression)
+    }
 }

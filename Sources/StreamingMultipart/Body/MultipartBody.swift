@@ -3,8 +3,8 @@ import Foundation
 /// A `multipart/form-data` body (RFC 7578): a boundary and parts, composed now and produced only when read.
 ///
 /// A body is a value. It holds text and data in memory, but files and streams only as a path or a closure, so
-/// a body for a 10 GB file costs a few hundred bytes until it is read, and each read (``makeReader()``,
-/// ``makeInputStream(throttle:progress:)``, ``chunks(size:throttle:progress:)``, ``write(to:permissions:)``) produces the
+/// a body for a 10 GB file costs a few hundred bytes until it is read, and each read (``makeReader(compression:)``,
+/// ``makeInputStream(compression:throttle:progress:)``, ``chunks(size:compression:throttle:progress:)``, ``write(to:permissions:compression:)``) produces the
 /// whole body again, so a request can be retried.
 ///
 /// ```swift

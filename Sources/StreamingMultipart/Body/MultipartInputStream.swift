@@ -2,7 +2,7 @@ public import Foundation
 
 /// An `InputStream` over a ``MultipartBody``, for `URLRequest.httpBodyStream`.
 ///
-/// Each ``MultipartBody/makeInputStream(throttle:progress:)`` call makes a new, independent stream, so that a
+/// Each ``MultipartBody/makeInputStream(compression:throttle:progress:)`` call makes a new, independent stream, so that a
 /// retry, a redirect or URLSession's `needNewBodyStream` delegate call can send the body again:
 ///
 /// ```swift
@@ -28,10 +28,10 @@ public final class MultipartInputStream: InputStream {
     private weak var streamDelegate: (any StreamDelegate)?
 
     init(
-        body: MultipartBody, throttle: MultipartBody.Throttle?,
+        body: MultipartBody, compression: MultipartBody.Compression?, throttle: MultipartBody.Throttle?,
         progress: (@Sendable (MultipartBody.Progress) -> Void)?
     ) {
-        reader = body.makeReader()
+        reader = body.makeReader(compression: compression)
         self.throttle = throttle
         self.progress = progress
         super.init(data: Data())
@@ -115,15 +115,16 @@ extension MultipartBody {
     ///
     /// On Linux, URLSession sends a stream body with `Transfer-Encoding: chunked` and also sends any
     /// `Content-Length` you set, which servers reject: use `URLRequest.setMultipartBody(_:)`, which sets
-    /// `Content-Length` only where it is safe, or ``MultipartBody/write(to:permissions:)`` and `uploadTask(with:fromFile:)`.
+    /// `Content-Length` only where it is safe, or ``MultipartBody/write(to:permissions:compression:)`` and `uploadTask(with:fromFile:)`.
     ///
     /// - Parameters:
+    ///   - compression: compresses the body as it is read (send `Content-Encoding` with it, and no length).
     ///   - throttle: limits each read to a packet and pauses the reading thread after it.
     ///   - progress: called after each read, on the thread that reads the stream.
     public func makeInputStream(
-        throttle: Throttle? = nil, progress: (@Sendable (Progress) -> Void)? = nil
+        compression: Compression? = nil, throttle: Throttle? = nil, progress: (@Sendable (Progress) -> Void)? = nil
     ) -> MultipartInputStream {
-        MultipartInputStream(body: self, throttle: throttle, progress: progress)
+        MultipartInputStream(body: self, compression: compression, throttle: throttle, progress: progress)
     }
 }
 

@@ -22,17 +22,21 @@ extension URLRequest {
     /// request.setMultipartBody(body)
     /// let (data, response) = try await URLSession.shared.data(for: request)
     /// ```
-    public mutating func setMultipartBody(_ body: MultipartBody) {
+    ///
+    /// With `compression`, it also sets `Content-Encoding` and never a `Content-Length` (the compressed length is
+    /// known only once the body is read; write it to a file for an exact one).
+    public mutating func setMultipartBody(_ body: MultipartBody, compression: MultipartBody.Compression? = nil) {
         setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+        setValue(compression?.contentEncoding, forHTTPHeaderField: "Content-Encoding")
         #if canImport(FoundationNetworking)
         setValue(nil, forHTTPHeaderField: "Content-Length")
         #else
-        setValue(body.contentLength.map { String($0) }, forHTTPHeaderField: "Content-Length")
+        setValue(compression == nil ? body.contentLength.map { String($0) } : nil, forHTTPHeaderField: "Content-Length")
         #endif
-        httpBodyStream = body.makeInputStream()
+        httpBodyStream = body.makeInputStream(compression: compression)
     }
 
-    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:)``) and sets `Content-Type` and the
+    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:compression:)``) and sets `Content-Type` and the
     /// exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on every platform and
     /// in background sessions.
     ///
@@ -43,11 +47,16 @@ extension URLRequest {
     /// let (data, response) = try await URLSession.shared.upload(for: request, fromFile: bodyFile)
     /// ```
     ///
-    /// - Returns: the body's length.
+    /// - Parameter compression: compresses the body into the file and sets `Content-Encoding`; the
+    ///   `Content-Length` is the exact compressed length.
+    /// - Returns: the file's length.
     @discardableResult
-    public mutating func setMultipartBody(_ body: MultipartBody, writingTo fileURL: URL) throws -> Int64 {
-        let length = try body.write(to: fileURL)
+    public mutating func setMultipartBody(
+        _ body: MultipartBody, writingTo fileURL: URL, compression: MultipartBody.Compression? = nil
+    ) throws -> Int64 {
+        let length = try body.write(to: fileURL, compression: compression)
         setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+        setValue(compression?.contentEncoding, forHTTPHeaderField: "Content-Encoding")
         setValue(String(length), forHTTPHeaderField: "Content-Length")
         httpBodyStream = nil
         httpBody = nil

@@ -1,0 +1,71 @@
+extension MultipartBody {
+    /// How a body is compressed as it is read: gzip or deflate (zlib-wrapped, as RFC 9110 defines
+    /// `Content-Encoding: deflate`) at a zlib level.
+    ///
+    /// ```swift
+    /// request.setMultipartBody(body, compression: .gzip)             // Content-Encoding: gzip, sent chunked
+    /// let length = try body.write(to: spool, compression: .gzip)     // the exact compressed length
+    /// ```
+    public struct Compression: Sendable, Hashable {
+        /// The format written: ``CompressionFormat/gzip`` or ``CompressionFormat/zlib``.
+        public let format: CompressionFormat
+        /// zlib's level, 0 (stored) to 9 (smallest); 6 is zlib's default, 1 the fastest.
+        public let level: Int
+
+        /// gzip at level 6.
+        public static let gzip = Compression(format: .gzip, level: 6)
+        /// deflate (zlib-wrapped) at level 6.
+        public static let deflate = Compression(format: .zlib, level: 6)
+
+        /// gzip at `level`, clamped to 0…9.
+        public static func gzip(level: Int) -> Compression { Compression(format: .gzip, level: level) }
+        /// deflate (zlib-wrapped) at `level`, clamped to 0…9.
+        public static func deflate(level: Int) -> Compression { Compression(format: .zlib, level: level) }
+
+        private init(format: CompressionFormat, level: Int) {
+            self.format = format
+            self.level = Swift.min(Swift.max(level, 0), 9)
+        }
+
+        /// The `Content-Encoding` header value: `gzip` or `deflate`.
+        public var contentEncoding: String { format == .gzip ? "gzip" : "deflate" }
+    }
+}
+
+/// A reader's compressor and the block of body bytes it compresses from. A class, so that a `BodyReader` can hold
+/// it as an optional and reach the noncopyable compressor inside without moving it.
+final class CompressionStage {
+    private var compressor: ZlibCompressor
+    /// The body's bytes read but not yet compressed: `block[start..<end]`.
+    let block: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private(set) var inputEnded = false
+    private(set) var isFinished = false
+
+    init(_ compression: MultipartBody.Compression) throws {
+        compressor = try ZlibCompressor(format: compression.format, level: compression.level)
+        block = .allocate(byteCount: BodyReader.blockSize, alignment: 16)
+    }
+
+    deinit { block.deallocate() }
+
+    /// Whether every byte read so far has gone to zlib.
+    var isDrained: Bool { start == end }
+
+    /// Records that the body's next `count` bytes are in `block`; 0 is the end of the body.
+    func refill(_ count: Int) {
+        start = 0
+        end = count
+        if count == 0 { inputEnded = true }
+    }
+
+    /// Compresses what the block holds into `output`; returns the bytes written.
+    func compress(into output: UnsafeMutableRawBufferPointer) throws -> Int {
+        let input = UnsafeRawBufferPointer(rebasing: block[start..<end])
+        let step = try compressor.compress(input, into: output, finishing: inputEnded)
+        start += step.consumed
+        if step.isFinished { isFinished = true }
+        return step.produced
+    }
+}
