@@ -118,4 +118,25 @@ import Testing
         let plain = try Self.form()
         #expect(try Self.parts(plain, encoding: "identity", chunk: 100) == ["0:5", "1:400000", "2:7"])
     }
+
+    /// The async parts API takes the coding too: a gzip body on disk, read with FileChunks.
+    @Test func asyncPartsOfACompressedFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("form.gz", contents: try ZlibTests.compress(try Self.form(), format: .gzip))
+        var found: [(String, Int)] = []
+        let boundary = try MultipartBoundary("zlib-test-7")
+        for try await part in try FileChunks(path: file.path, chunkSize: 1000).multipartParts(
+            boundary: boundary, contentEncoding: "gzip")
+        {
+            var size = 0
+            for try await bytes in part.body { size += bytes.count }
+            found.append((part.head.name, size))
+        }
+        #expect(found.map(\.0) == ["a", "big", "c"] && found.map(\.1) == [5, 400_000, 7])
+        let error = #expect(throws: MultipartError.self) {
+            _ = try FileChunks(path: file.path).multipartParts(boundary: boundary, contentEncoding: "br")
+        }
+        #expect(error?.code == .unsupportedContentEncoding)
+    }
 }

@@ -28,7 +28,7 @@ import Testing
     static func decompress(
         _ bytes: [UInt8], format: CompressionFormat, inputChunk: Int = 1 << 20, outputChunk: Int = 65536
     ) throws -> [UInt8] {
-        var decompressor = try ZlibDecompressor(format: format)
+        var decompressor = ZlibDecompressor(format: format)
         var output = [UInt8](repeating: 0, count: outputChunk)
         var result: [UInt8] = []
         var offset = 0

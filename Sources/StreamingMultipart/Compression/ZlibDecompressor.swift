@@ -10,7 +10,7 @@ import CZlib
 /// `~Copyable` for the reason ``ZlibCompressor`` is: it owns a zlib stream and frees it in its `deinit`.
 ///
 /// ```swift
-/// var decompressor = try ZlibDecompressor(format: .gzip)
+/// var decompressor = ZlibDecompressor(format: .gzip)
 /// var output = [UInt8](repeating: 0, count: 64 * 1024)
 /// var input = UnsafeRawBufferPointer(chunk)
 /// while !input.isEmpty || decompressor.hasPendingOutput {
@@ -29,7 +29,8 @@ public struct ZlibDecompressor: ~Copyable {
         public var produced: Int
     }
 
-    private let stream: ZlibStream
+    /// Started at the first ``decompress(_:into:)``, so that making a decompressor cannot fail.
+    private var stream: ZlibStream?
     /// The format read.
     public private(set) var format: CompressionFormat
     /// Compressed bytes read so far.
@@ -41,30 +42,30 @@ public struct ZlibDecompressor: ~Copyable {
     /// Whether the last call filled its output: zlib may hold more for the next call even without new input.
     public private(set) var hasPendingOutput = false
 
-    /// A decompressor for `format`.
-    ///
-    /// - Throws: ``MultipartError/Code/compressionFailed`` when zlib cannot start.
-    public init(format: CompressionFormat) throws {
-        stream = try ZlibStream(.decompress, format: format)
+    /// A decompressor for `format`. zlib starts at the first ``decompress(_:into:)``.
+    public init(format: CompressionFormat) {
         self.format = format
     }
 
-    deinit { stream.free() }
+    deinit { stream?.free() }
 
     /// Starts over, reading `format`, before any input was given (`deflate` decides zlib or raw from its first
     /// bytes).
     mutating func reset(format: CompressionFormat) {
-        inflateReset2(stream.pointer, format.windowBits)
+        if let stream { inflateReset2(stream.pointer, format.windowBits) }
         self.format = format
     }
 
     /// Decompresses from `input` into `output` as far as both allow.
     ///
     /// - Throws: ``MultipartError/Code/invalidCompressedData`` for input that is not valid data of the format, or
-    ///   that follows the end of a zlib or raw deflate stream.
+    ///   that follows the end of a zlib or raw deflate stream; ``MultipartError/Code/compressionFailed`` when zlib
+    ///   cannot start.
     public mutating func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws
         -> Step
     {
+        if stream == nil { stream = try ZlibStream(.decompress, format: format) }
+        let stream = stream!
         var consumed = 0
         var produced = 0
         while true {

@@ -43,12 +43,16 @@ public struct DecompressingMultipartParser: ~Copyable {
         contentType: String, contentEncoding: String?, limits: MultipartParser.Limits = .default,
         mode: MultipartParser.Mode = .strict
     ) throws {
-        let parser = try MultipartParser(contentType: contentType, limits: limits, mode: mode)
-        let encoding = try ContentEncoding(headerValue: contentEncoding)
-        let decompressor = try ZlibDecompressor(format: encoding == .gzip ? .gzip : .zlib)
+        self.init(
+            parser: try MultipartParser(contentType: contentType, limits: limits, mode: mode),
+            encoding: try ContentEncoding(headerValue: contentEncoding))
+    }
+
+    /// `parser` behind the stage that undoes `encoding`.
+    public init(parser: MultipartParser, encoding: ContentEncoding) {
         self.parser = parser
         self.encoding = encoding
-        self.decompressor = decompressor
+        decompressor = ZlibDecompressor(format: encoding == .gzip ? .gzip : .zlib)
         knowsFormat = encoding != .deflate
     }
 

@@ -42,26 +42,32 @@ extension AsyncSequence where Element: MultipartChunk {
     /// source to its end (checking the close delimiter's line and skipping the epilogue, within
     /// ``MultipartParser/Limits/maxBodyBytes``).
     ///
-    /// - Throws: ``MultipartError/Code/invalidLimit`` for a limit below 1.
+    /// A compressed body (`contentEncoding`: gzip, x-gzip or deflate) is inflated a block at a time as parts
+    /// and bytes are asked for, under ``MultipartParser/Limits/maxDecompressedBytes`` and
+    /// ``MultipartParser/Limits/maxDecompressionRatio``.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidLimit`` for a limit below 1;
+    ///   ``MultipartError/Code/unsupportedContentEncoding`` for another coding.
     public func multipartParts(
-        boundary: MultipartBoundary, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict,
-        readsEpilogue: Bool = false
+        boundary: MultipartBoundary, contentEncoding: String? = nil, limits: MultipartParser.Limits = .default,
+        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false
     ) throws -> MultipartParts<Self> {
         MultipartParts(
             base: self, parser: try MultipartParser(boundary: boundary, limits: limits, mode: mode),
-            readsEpilogue: readsEpilogue)
+            encoding: try ContentEncoding(headerValue: contentEncoding), readsEpilogue: readsEpilogue)
     }
 
     /// The parts of the body, with the boundary read from a `Content-Type` value.
     ///
-    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws; ``MultipartError/Code/invalidLimit``.
+    /// - Throws: what ``MultipartBoundary/init(contentType:)`` throws; ``MultipartError/Code/invalidLimit``;
+    ///   ``MultipartError/Code/unsupportedContentEncoding``.
     public func multipartParts(
-        contentType: String, limits: MultipartParser.Limits = .default, mode: MultipartParser.Mode = .strict,
-        readsEpilogue: Bool = false
+        contentType: String, contentEncoding: String? = nil, limits: MultipartParser.Limits = .default,
+        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false
     ) throws -> MultipartParts<Self> {
         try multipartParts(
-            boundary: try MultipartBoundary(contentType: contentType), limits: limits, mode: mode,
-            readsEpilogue: readsEpilogue)
+            boundary: try MultipartBoundary(contentType: contentType), contentEncoding: contentEncoding,
+            limits: limits, mode: mode, readsEpilogue: readsEpilogue)
     }
 }
 
@@ -72,11 +78,14 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
 
     let base: Base
     let parser: MultipartParser
+    let encoding: ContentEncoding
     let readsEpilogue: Bool
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
-            driver: PartsDriver(iterator: base.makeAsyncIterator(), parser: parser, readsEpilogue: readsEpilogue))
+            driver: PartsDriver(
+                iterator: base.makeAsyncIterator(),
+                parser: DecompressingMultipartParser(parser: parser, encoding: encoding), readsEpilogue: readsEpilogue))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -151,7 +160,7 @@ where Base.Element: MultipartChunk
 /// one task, in order, like any async iterator.
 final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk {
     private var iterator: Base.AsyncIterator
-    private var parser: MultipartParser
+    private var parser: DecompressingMultipartParser
     /// The part whose body is being read, until its `.partEnd`.
     private var openPart: Int?
     private var sourceEnded = false
@@ -159,7 +168,7 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     private var ended = false
     private let readsEpilogue: Bool
 
-    init(iterator: Base.AsyncIterator, parser: MultipartParser, readsEpilogue: Bool) {
+    init(iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool) {
         self.iterator = iterator
         self.parser = parser
         self.readsEpilogue = readsEpilogue
