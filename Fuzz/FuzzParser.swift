@@ -5,7 +5,9 @@
 // Checks, beyond "no crash, no hang, no leak": events come in a valid order, body bytes never exceed the input,
 // the same body parsed whole and in small chunks gives the same outcome (parts, error and quirks), what the
 // parser holds stays within a chunk, a header block and a delimiter, and every property of a received head (decoded
-// on demand from its bytes) agrees with the headers and a disposition parsed again from them.
+// on demand from its bytes) agrees with the headers and a disposition parsed again from them. In compressed mode
+// (control bit 0x10) the body is gzipped or deflated (bit 0x20) and must parse to the same outcome through the
+// zlib stage, and the raw input, read as compressed data, must fail cleanly.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -32,7 +34,27 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = outcome(body, boundary, mode, limits, chunkSize: body.count + 1)
     let chunked = outcome(body, boundary, mode, limits, chunkSize: chunkSize)
     precondition(whole == chunked, "whole and chunked parses differ: \(whole) vs \(chunked)")
+    if control & 0x10 != 0 {
+        // Compressed mode: the body gzipped or deflated, parsed through the zlib stage, gives the same outcome;
+        // and the raw input read as compressed data never crashes or hangs.
+        let encoding: ContentEncoding = control & 0x20 == 0 ? .gzip : .deflate
+        let compressed = deflated(body, format: encoding == .gzip ? .gzip : .zlib)
+        let inflated = outcome(compressed, boundary, mode, limits, chunkSize: chunkSize, encoding: encoding)
+        precondition(inflated == whole, "compressed and plain parses differ: \(inflated) vs \(whole)")
+        _ = outcome(body, boundary, mode, limits, chunkSize: chunkSize, encoding: encoding)
+    }
     return 0
+}
+
+/// `bytes` compressed whole with the library's compressor.
+func deflated(_ bytes: [UInt8], format: CompressionFormat) -> [UInt8] {
+    var compressor = try! ZlibCompressor(format: format, level: 6)
+    var output = [UInt8](repeating: 0, count: bytes.count + 1024)
+    let step = try! bytes.withUnsafeBytes { input in
+        try output.withUnsafeMutableBytes { try compressor.compress(input, into: $0, finishing: true) }
+    }
+    precondition(step.isFinished && step.consumed == bytes.count, "compressing \(bytes.count) bytes did not finish")
+    return Array(output[..<step.produced])
 }
 
 /// What one parse found: per part its index, name and filename lengths and body size; whether `.end` came; the
@@ -46,9 +68,10 @@ struct Outcome: Equatable {
 
 func outcome(
     _ body: [UInt8], _ boundary: MultipartBoundary, _ mode: MultipartParser.Mode, _ limits: MultipartParser.Limits,
-    chunkSize: Int
+    chunkSize: Int, encoding: ContentEncoding = .identity
 ) -> Outcome {
-    var parser = try! MultipartParser(boundary: boundary, limits: limits, mode: mode)
+    var parser = DecompressingMultipartParser(
+        parser: try! MultipartParser(boundary: boundary, limits: limits, mode: mode), encoding: encoding)
     var result = Outcome()
     var inPart = false
     var total = 0
@@ -77,8 +100,10 @@ func outcome(
                     result.ended = true
                 }
             }
-            let bound = min(chunkSize, body.count) + limits.maxHeaderBytesPerPart + boundary.value.utf8.count + 256
-            precondition(parser.bufferedByteCount <= bound, "holds \(parser.bufferedByteCount) bytes")
+            // A compressed body reaches the parser a 64 KiB block at a time.
+            let chunk = encoding == .identity ? min(chunkSize, body.count) : 65536
+            let bound = chunk + limits.maxHeaderBytesPerPart + boundary.value.utf8.count + 256
+            precondition(parser.parser.bufferedByteCount <= bound, "holds \(parser.parser.bufferedByteCount) bytes")
         } while offset < body.count
         try parser.finish()
     } catch let error as MultipartError {
@@ -86,8 +111,8 @@ func outcome(
     } catch {
         preconditionFailure("unexpected error \(error)")
     }
-    precondition(total <= body.count, "more body bytes than input")
-    result.quirks = parser.quirks.rawValue
+    precondition(encoding != .identity || total <= body.count, "more body bytes than input")
+    result.quirks = parser.parser.quirks.rawValue
     return result
 }
 

@@ -50,6 +50,9 @@ struct BuildCommand: ParsableCommand {
     @Flag(help: "Compress the body with deflate, zlib-wrapped (Content-Encoding: deflate).")
     var deflate = false
 
+    @Option(help: "zlib's level for --gzip and --deflate: 1 (fastest) to 9 (smallest).")
+    var compressionLevel = 6
+
     @Flag(help: "Print 'bytes=N build_seconds=S peak_rss_kb=K' when done (to standard output when -o is given).")
     var stats = false
 
@@ -58,9 +61,14 @@ struct BuildCommand: ParsableCommand {
             throw ValidationError("give at least one part with -F or --form-string")
         }
         if gzip && deflate { throw ValidationError("give at most one of --gzip and --deflate") }
+        guard (1...9).contains(compressionLevel) else {
+            throw ValidationError("--compression-level must be 1 to 9, got \(compressionLevel)")
+        }
     }
 
-    private var compression: MultipartBody.Compression? { gzip ? .gzip : deflate ? .deflate : nil }
+    private var compression: MultipartBody.Compression? {
+        gzip ? .gzip(level: compressionLevel) : deflate ? .deflate(level: compressionLevel) : nil
+    }
 
     func run() throws {
         let start = ContinuousClock.now
