@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A small upload server on 127.0.0.1 for the URLSession interop tests.
 
-Prints its port on the first line, then answers each POST with JSON: the request's Content-Length and
-Transfer-Encoding headers and the parts python-multipart found (see parse_form.py). Reads chunked bodies too.
+Prints its port on the first line, then answers each POST with JSON: the request's Content-Length,
+Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see parse_form.py). Reads
+chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
 Exits when standard input closes, so it never outlives the test that started it.
 """
 import http.server
@@ -10,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parse_form import with_python_multipart  # noqa: E402
@@ -42,6 +44,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             if both:
                 raise ValueError("both Content-Length and Transfer-Encoding (RFC 9112 §6.1)")
+            encoding = self.headers.get("Content-Encoding", "identity").strip().lower()
+            reply["content_encoding"] = self.headers.get("Content-Encoding")
+            if encoding in ("gzip", "x-gzip"):
+                body = zlib.decompress(body, 16 + 15)
+            elif encoding == "deflate":
+                body = zlib.decompress(body, 15)
+            elif encoding != "identity":
+                raise ValueError(f"unknown Content-Encoding {encoding}")
             reply["parts"] = with_python_multipart(body, self.headers["Content-Type"])
             status = 200
         except Exception as error:

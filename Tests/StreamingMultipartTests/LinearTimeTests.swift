@@ -18,7 +18,9 @@ import Testing
         var limits = MultipartParser.Limits.default
         /// Whether the unit is a whole part, so that a larger body has more parts.
         var unitIsAPart = false
-        var testDescription: String { "\(name) (\(mode))" }
+        /// Whether the body is sent gzipped, through `DecompressingMultipartParser`.
+        var gzipped = false
+        var testDescription: String { "\(name) (\(mode)\(gzipped ? ", gzip" : ""))" }
     }
 
     static var floods: [Flood] {
@@ -30,6 +32,9 @@ import Testing
         manyParts.maxParts = 10_000_000
         var manyParameters = manyParts
         manyParameters.maxParametersPerHeader = 4096
+        // A repeated unit compresses far past the bomb limit: the gzipped floods measure the parse, not that limit.
+        var gzipped = manyParts
+        gzipped.maxDecompressionRatio = 1_000_000
         let nearMisses = [
             "\r\n--\(b.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(b.prefix(19))", "\r--\(b)", "\n--\(b)",
             "\r\n--\(b)X",
@@ -67,6 +72,12 @@ import Testing
                 name: "many tiny parts", head: [],
                 unit: crlf("--\(b)\nContent-Disposition: form-data; name=\"a\"\n\nv\n"), tail: crlf("--\(b)--\n"),
                 mode: .lenient, limits: manyParts, unitIsAPart: true),
+            Flood(
+                name: "CR/LF flood in a file", head: fileHead, unit: crlf("\r\n\r\r\n\n"), tail: close, limits: gzipped,
+                gzipped: true),
+            Flood(
+                name: "many tiny parts", head: [], unit: part, tail: crlf("--\(b)--\r\n"), limits: gzipped,
+                unitIsAPart: true, gzipped: true),
         ]
     }
 
@@ -81,26 +92,37 @@ import Testing
         let perChunk = max(1, 65536 / flood.unit.count)
         let block = Array([[UInt8]](repeating: flood.unit, count: perChunk).joined())
         let chunks = max(1, size / block.count)
-        var parser = try MultipartParser(
-            boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode)
+        var parser = DecompressingMultipartParser(
+            parser: try MultipartParser(
+                boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode),
+            encoding: flood.gzipped ? .gzip : .identity)
+        var compressor = try ZlibCompressor(format: .gzip, level: 1)
+        var compressed = [UInt8](repeating: 0, count: 1 << 20)
         var maxBuffered = 0
         var parts = 0
-        func drain() throws {
+        func feed(_ bytes: [UInt8], finishing: Bool = false) throws {
+            if !flood.gzipped { try parser.append(bytes[...]) }
+            var input = bytes[...]
+            while flood.gzipped {
+                let step = try input.withUnsafeBytes { chunk in
+                    try compressed.withUnsafeMutableBytes {
+                        try compressor.compress(chunk, into: $0, finishing: finishing)
+                    }
+                }
+                try parser.append(compressed[..<step.produced])
+                input = input.dropFirst(step.consumed)
+                if finishing ? step.isFinished : input.isEmpty { break }
+            }
             while let event = try parser.next() {
                 if case .partHeaders = event { parts += 1 }
             }
-            maxBuffered = max(maxBuffered, parser.bufferedByteCount)
+            maxBuffered = max(maxBuffered, parser.parser.bufferedByteCount)
         }
         let clock = ContinuousClock()
         let duration = try clock.measure {
-            try parser.append(flood.head)
-            try drain()
-            for _ in 0..<chunks {
-                try parser.append(block)
-                try drain()
-            }
-            try parser.append(flood.tail)
-            try drain()
+            try feed(flood.head)
+            for _ in 0..<chunks { try feed(block) }
+            try feed(flood.tail, finishing: true)
             try parser.finish()
         }
         return Run(duration: duration, maxBuffered: maxBuffered, parts: parts)

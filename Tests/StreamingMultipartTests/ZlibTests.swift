@@ -136,7 +136,6 @@ import Testing
     @Test(.enabled(if: Peers.python3(with: ["gzip", "zlib"]) != nil, "needs python3"))
     func pythonReadsOursAndWeReadPythons() throws {
         let python = try #require(Peers.python3(with: ["gzip", "zlib"]))
-        let bytes = Self.sample(200_000, seed: 8)
         let decode = """
             import sys, gzip, zlib
             data = sys.stdin.buffer.read()
@@ -155,7 +154,9 @@ import Testing
                 out = c.compress(data) + c.flush()
             sys.stdout.buffer.write(out)
             """
-        for format in [CompressionFormat.gzip, .zlib, .deflate] {
+        for (format, bytes) in [CompressionFormat.gzip, .zlib, .deflate].flatMap({ format in
+            [[], [42], Self.sample(200_000, seed: 8)].map { (format, $0) }
+        }) {
             let name = "\(format)"
             for level in [1, 6, 9] {
                 let ours = try Self.compress(bytes, format: format, level: level)
@@ -167,6 +168,23 @@ import Testing
                     try Self.decompress(theirs.stdout, format: format, inputChunk: 1000) == bytes, "\(name) \(level)")
             }
         }
+    }
+
+    /// 100 MB both ways with Python's gzip module, fed in 64 KiB chunks.
+    @Test(.enabled(if: Peers.python3(with: ["gzip"]) != nil, "needs python3"))
+    func aHundredMegabytesBothWays() throws {
+        let python = try #require(Peers.python3(with: ["gzip"]))
+        let block = Self.sample(1 << 20, seed: 10)
+        let bytes = (0..<100).flatMap { index in block.map { $0 &+ UInt8(index) } }
+        let ours = try Self.compress(bytes, format: .gzip, level: 1, inputChunk: 65536)
+        let code =
+            "import sys, gzip, hashlib; print(hashlib.sha256(gzip.decompress(sys.stdin.buffer.read())).hexdigest())"
+        let read = try runProgram(python, ["-c", code], input: ours)
+        #expect(read.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines) == sha256Hex(bytes))
+        let theirs = try runProgram(
+            python, ["-c", "import sys, gzip; sys.stdout.buffer.write(gzip.compress(sys.stdin.buffer.read(), 1))"],
+            input: bytes)
+        #expect(try Self.decompress(theirs.stdout, format: .gzip, inputChunk: 65536) == bytes)
     }
 
     /// The `gzip` command reads ours and writes what we read.

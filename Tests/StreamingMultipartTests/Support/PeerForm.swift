@@ -22,6 +22,8 @@ struct PeerReply: Codable {
     var content_length: String?  // the peer's JSON keys
     // swift-format-ignore: AlwaysUseLowerCamelCase
     var transfer_encoding: String?
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var content_encoding: String?
     var received: Int?
     var error: String?
 }
