@@ -135,6 +135,8 @@ import Testing
         ("maxHeadersPerPart", MultipartParser.Limits(maxHeadersPerPart: 0)),
         ("maxParametersPerHeader", MultipartParser.Limits(maxParametersPerHeader: 0)),
         ("maxBodyBytes", MultipartParser.Limits(maxBodyBytes: -1)),
+        ("maxDecompressedBytes", MultipartParser.Limits(maxDecompressedBytes: 0)),
+        ("maxDecompressionRatio", MultipartParser.Limits(maxDecompressionRatio: -3)),
     ])
     func aLimitBelowOneIsAClearError(name: String, limits: MultipartParser.Limits) throws {
         let error = #expect(throws: MultipartError.self) {
