@@ -193,11 +193,7 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
     }
 
     private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        var lower = 0
-        var upper = bytes.count
-        while lower < upper, MultipartParser.isBlank(bytes[lower]) { lower += 1 }
-        while upper > lower, MultipartParser.isBlank(bytes[upper - 1]) { upper -= 1 }
-        return UnsafeBufferPointer(rebasing: bytes[lower..<upper])
+        UnsafeBufferPointer(rebasing: bytes[HeaderValueParser.trimmed(bytes, 0..<bytes.count)])
     }
 
     /// Browsers' spellings of the common names share one string; other names are copied.

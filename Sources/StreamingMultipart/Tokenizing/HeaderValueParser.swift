@@ -164,7 +164,8 @@ enum HeaderValueParser {
         return index
     }
 
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+    /// `range` without the spaces and tabs at either end.
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
         var lower = range.lowerBound
         var upper = range.upperBound
         while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
