@@ -83,8 +83,8 @@ extension MultipartParser {
     /// Checks one whole header line, the buffer's bytes in `range` without the line break, and counts it in the
     /// block. The line is read into the head only when the block is complete (``makeHead(_:lineBytes:)``).
     ///
-    /// A continuation line (obsolete folding, RFC 5322 §3.2.2) joins the previous value with one space; blanks
-    /// around each piece are trimmed, so a value whose first line is empty starts at the continuation's text.
+    /// A continuation line (obsolete folding, RFC 5322 §3.2.2) is only checked here; `ReceivedHead.make` joins it
+    /// to the previous value with one space, trimming each piece.
     @inline(__always)  // see readHeaders
     private func parseHeaderLine(_ range: Range<Int>, into block: inout HeaderBlock) throws {
         let line = buffer[range]  // taken here, not passed in: an argument sliced from the buffer copies the parser
