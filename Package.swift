@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "StreamingMultipart", targets: ["StreamingMultipart"]),
+        .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
         .executable(name: "multipart", targets: ["MultipartCLI"]),
     ],
     dependencies: [
@@ -32,6 +33,11 @@ let package = Package(
             dependencies: ["CZlib"],
             swiftSettings: upcoming
         ),
+        .target(
+            name: "StreamingMultipartCrypto",  // SHA-256 for the spooler: the one library target with swift-crypto
+            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: upcoming
+        ),
         .executableTarget(
             name: "MultipartCLI",
             dependencies: [
@@ -45,6 +51,7 @@ let package = Package(
             name: "StreamingMultipartTests",
             dependencies: [
                 "StreamingMultipart",
+                "StreamingMultipartCrypto",
                 "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

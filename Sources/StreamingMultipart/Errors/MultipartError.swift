@@ -77,6 +77,9 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         /// A `Content-Encoding` the parser does not decode (anything but `gzip`, `x-gzip`, `deflate`, `identity`),
         /// or a list of codings.
         public static let unsupportedContentEncoding = Code("unsupportedContentEncoding")
+        /// A spooled field in a charset the spooler does not decode (from the part's `Content-Type` or the form's
+        /// `_charset_` field), or bytes that are not valid in it.
+        public static let unsupportedCharset = Code("unsupportedCharset")
     }
 
     /// What kind of failure this is.

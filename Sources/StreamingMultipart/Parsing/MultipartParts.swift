@@ -91,9 +91,14 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     public struct AsyncIterator: AsyncIteratorProtocol {
         let driver: PartsDriver<Base>
 
-        public mutating func next() async throws -> Part? {
-            guard let head = try await driver.nextPart() else { return nil }
+        /// The next part, on the caller's actor (SE-0421): no hop to the global executor and back for each part.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Part? {
+            guard let head = try await driver.nextPart(isolation: actor) else { return nil }
             return Part(head: head, body: PartBody(driver: driver, index: head.index))
+        }
+
+        public mutating func next() async throws -> Part? {
+            try await next(isolation: nil)
         }
     }
 }
@@ -120,17 +125,25 @@ extension MultipartParts {
             let driver: PartsDriver<Base>
             let index: Int
 
+            /// The next bytes, on the caller's actor (SE-0421).
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ArraySlice<UInt8>? {
+                try await driver.nextBodyBytes(ofPart: index, isolation: actor)
+            }
+
             public mutating func next() async throws -> ArraySlice<UInt8>? {
-                try await driver.nextBodyBytes(ofPart: index)
+                try await next(isolation: nil)
             }
         }
 
         /// The whole body, for fields and small files.
         ///
         /// - Throws: ``MultipartError/Code/limitExceeded`` when the body is longer than `maxBytes`.
-        public func collect(upTo maxBytes: Int) async throws -> [UInt8] {
+        public func collect(
+            upTo maxBytes: Int, isolation actor: isolated (any Actor)? = #isolation
+        ) async throws -> [UInt8] {
             var bytes: [UInt8] = []
-            for try await chunk in self {
+            var iterator = makeAsyncIterator()
+            while let chunk = try await iterator.next(isolation: actor) {
                 guard bytes.count + chunk.count <= maxBytes else {
                     throw MultipartError(
                         code: .limitExceeded,
@@ -175,12 +188,12 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     }
 
     /// The next parser event, pulling chunks from the source as needed; nil after the end of the source.
-    private func nextEvent() async throws -> MultipartParser.Event? {
+    private func nextEvent(isolation actor: isolated (any Actor)?) async throws -> MultipartParser.Event? {
         while true {
             try Task.checkCancellation()
             if let event = try parser.next() { return event }
             if sourceEnded { return nil }
-            if let chunk = try await iterator.next() {
+            if let chunk = try await pull(isolation: actor) {
                 try parser.append(chunk.multipartBytes)
             } else {
                 // Sources such as AsyncStream end early when their task is cancelled: that is a cancellation, not
@@ -192,10 +205,23 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
         }
     }
 
+    /// The source's next chunk, pulled on `actor` where the platform has SE-0421's `next(isolation:)`.
+    private func pull(isolation actor: isolated (any Actor)?) async throws -> Base.Element? {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            return try await iterator.next(isolation: actor)
+        } else {
+            // What the standard library's own default `next(isolation:)` does: the iterator is used by one task at a
+            // time (this one), so handing it to the nonisolated `next()` shares it with nothing.
+            nonisolated(unsafe) var unsafeIterator = iterator
+            defer { iterator = unsafeIterator }
+            return try await unsafeIterator.next()
+        }
+    }
+
     /// Skips what is left of the open part, then returns the next part's head, or nil after the last part.
-    func nextPart() async throws -> MultipartParser.PartHead? {
+    func nextPart(isolation actor: isolated (any Actor)?) async throws -> MultipartParser.PartHead? {
         guard !ended else { return nil }
-        while let event = try await nextEvent() {
+        while let event = try await nextEvent(isolation: actor) {
             switch event {
             case .partHeaders(let head):
                 openPart = head.index
@@ -205,7 +231,8 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
             case .end:
                 ended = true
                 if readsEpilogue {
-                    while try await nextEvent() != nil {}  // to the source's end; finish() checks the close line
+                    // To the source's end; finish() checks the close delimiter's line.
+                    while try await nextEvent(isolation: actor) != nil {}
                 }
                 return nil
             }
@@ -214,9 +241,9 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     }
 
     /// The next bytes of part `index`, or nil once it has ended or was skipped.
-    func nextBodyBytes(ofPart index: Int) async throws -> ArraySlice<UInt8>? {
+    func nextBodyBytes(ofPart index: Int, isolation actor: isolated (any Actor)?) async throws -> ArraySlice<UInt8>? {
         guard openPart == index else { return nil }
-        while let event = try await nextEvent() {
+        while let event = try await nextEvent(isolation: actor) {
             switch event {
             case .bodyBytes(let bytes): return bytes
             case .partEnd:

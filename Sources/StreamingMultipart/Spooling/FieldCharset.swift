@@ -1,0 +1,53 @@
+import Foundation
+
+/// The charsets a spooled field is decoded from: the labels the WHATWG Encoding Standard gives for the encodings
+/// forms are sent in, that Foundation decodes on every platform.
+///
+/// `us-ascii` and `iso-8859-1` are windows-1252, as the Encoding Standard (and every browser) reads them.
+enum FieldCharset {
+    private static let encodings: [String: String.Encoding] = {
+        var table: [String: String.Encoding] = [:]
+        for label in ["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"] {
+            table[label] = .utf8
+        }
+        for label in [
+            "windows-1252", "cp1252", "x-cp1252", "us-ascii", "ascii", "ansi_x3.4-1968", "iso-8859-1", "iso8859-1",
+            "iso_8859-1", "iso88591", "latin1", "l1", "cp819", "ibm819",
+        ] {
+            table[label] = .windowsCP1252
+        }
+        for label in ["utf-16le", "utf-16", "ucs-2", "unicode", "unicodefeff", "iso-10646-ucs-2", "csunicode"] {
+            table[label] = .utf16LittleEndian
+        }
+        for label in ["utf-16be", "unicodefffe"] { table[label] = .utf16BigEndian }
+        for label in ["shift_jis", "shift-jis", "sjis", "ms_kanji", "csshiftjis", "windows-31j", "x-sjis", "ms932"] {
+            table[label] = .shiftJIS
+        }
+        for label in ["iso-2022-jp", "csiso2022jp"] { table[label] = .iso2022JP }
+        return table
+    }()
+
+    /// Decodes a field's bytes.
+    ///
+    /// - Parameter charset: the label, in any case, with surrounding spaces; nil for UTF-8.
+    /// - Throws: ``MultipartError/Code/unsupportedCharset`` for a label not above, or bytes that are not valid in a
+    ///   charset other than UTF-8 (UTF-8's invalid bytes become U+FFFD).
+    static func decode(_ bytes: [UInt8], charset: String?, partIndex: Int, name: String) throws -> String {
+        guard let charset else { return String(decoding: bytes, as: UTF8.self) }
+        let label = charset.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let encoding = encodings[label] else {
+            throw MultipartError(
+                code: .unsupportedCharset,
+                message: "field \"\(name)\" (part \(partIndex)) is in charset \"\(charset)\", which is not decoded",
+                partIndex: partIndex)
+        }
+        if encoding == .utf8 { return String(decoding: bytes, as: UTF8.self) }
+        guard let value = String(bytes: bytes, encoding: encoding) else {
+            throw MultipartError(
+                code: .unsupportedCharset,
+                message: "field \"\(name)\" (part \(partIndex)) holds bytes that are not valid \(label)",
+                partIndex: partIndex)
+        }
+        return value
+    }
+}

@@ -1,0 +1,140 @@
+/// What a ``MultipartSpooler`` has collected of one form so far, and the counts its limits bound.
+struct FormCollector {
+    private let spooler: MultipartSpooler
+    private var limits: MultipartSpooler.Limits { spooler.limits }
+    private var fields: [(head: MultipartParser.PartHead, bytes: [UInt8])] = []
+    private var files: [SpooledFile] = []
+    /// Bytes held in memory: fields, and files under the memory threshold.
+    private var memoryBytes: Int64 = 0
+    /// Bytes written to spooled files.
+    private var diskBytes: Int64 = 0
+
+    init(spooler: MultipartSpooler) { self.spooler = spooler }
+
+    /// Reads a field's value into memory.
+    mutating func collectField<Base>(
+        _ part: MultipartParts<Base>.Part, isolation actor: isolated (any Actor)?
+    ) async throws {
+        var bytes: [UInt8] = []
+        var body = part.body.makeAsyncIterator()
+        while let chunk = try await body.next(isolation: actor) {
+            guard memoryBytes + Int64(bytes.count + chunk.count) <= limits.maxTotalFieldBytes else {
+                throw breach("maxTotalFieldBytes", limits.maxTotalFieldBytes, "bytes of fields in memory", part.head)
+            }
+            bytes += chunk
+        }
+        memoryBytes += Int64(bytes.count)
+        fields.append((part.head, bytes))
+    }
+
+    /// Streams a file part to a new file in the spool folder (or to memory, under the memory threshold), hashing
+    /// it on the way.
+    mutating func spoolFile<Base>(
+        _ part: MultipartParts<Base>.Part, isolation actor: isolated (any Actor)?
+    ) async throws {
+        let head = part.head
+        guard files.count < limits.maxFiles else {
+            throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
+        }
+        var digest = spooler.digest?.init()
+        var inMemory: [UInt8] = []
+        var temporary: TemporaryFile?
+        var count: Int64 = 0
+        var body = part.body.makeAsyncIterator()
+        while let chunk = try await body.next(isolation: actor) {
+            count += Int64(chunk.count)
+            digest?.update(chunk)
+            if temporary == nil {
+                if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxTotalFieldBytes {
+                    inMemory += chunk
+                    continue
+                }
+                temporary = try createFile(for: head)
+                try write(inMemory[...], to: temporary!, head)
+                inMemory = []
+            }
+            try write(chunk, to: temporary!, head)
+        }
+        if temporary == nil && limits.memoryThreshold == 0 {
+            temporary = try createFile(for: head)  // an empty file on disk, as every other
+        }
+        let hash = digest.map { digest in
+            var digest = digest
+            return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
+        }
+        let filename = head.filename ?? head.filenameStar ?? ""
+        let storage: SpooledFile.Storage
+        if let temporary {
+            storage = .disk(SpoolFileOwner(temporary))
+        } else {
+            memoryBytes += count
+            storage = .memory(inMemory)
+        }
+        files.append(
+            SpooledFile(
+                name: head.name, filename: filename, safeFilename: SpooledFile.safeBaseName(filename),
+                contentType: head.contentType, byteCount: count,
+                digest: hash,
+                partIndex: head.index, storage: storage))
+    }
+
+    /// The form, its fields decoded.
+    ///
+    /// - Throws: ``MultipartError/Code/unsupportedCharset``.
+    func finish() throws -> SpooledForm {
+        let formCharset = fields.first { $0.head.name == "_charset_" }
+            .map { String(decoding: $0.bytes, as: UTF8.self) }
+        let decoded = try fields.map { head, bytes in
+            let partCharset = head.contentType.flatMap { try? ContentType(parsing: $0) }?.charset
+            let value = try FieldCharset.decode(
+                bytes, charset: partCharset ?? formCharset, partIndex: head.index, name: head.name)
+            return SpooledForm.Field(
+                name: head.name, value: value, bytes: bytes, contentType: head.contentType, partIndex: head.index)
+        }
+        return SpooledForm(fields: decoded, files: files, charset: formCharset)
+    }
+
+    /// Removes every file spooled so far.
+    func discard() {
+        for file in files { file.remove() }
+    }
+
+    private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {
+        do {
+            return try TemporaryFile(inDirectory: spooler.directory, prefix: "upload-")
+        } catch {
+            throw MultipartError(
+                code: .writeFailed,
+                message: "cannot create a file in the spool folder \(spooler.directory) for \(describe(head))",
+                partIndex: head.index, cause: error)
+        }
+    }
+
+    private mutating func write(_ bytes: ArraySlice<UInt8>, to file: TemporaryFile, _ head: MultipartParser.PartHead)
+        throws
+    {
+        guard diskBytes + Int64(bytes.count) <= limits.maxDiskBytes else {
+            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files on disk", head)
+        }
+        do {
+            try bytes.withUnsafeBytes { try file.file.write($0) }
+        } catch {
+            throw MultipartError(
+                code: .writeFailed, message: "writing \(describe(head)) to \(file.path) failed", partIndex: head.index,
+                cause: error)
+        }
+        diskBytes += Int64(bytes.count)
+    }
+
+    private func breach(_ limit: String, _ value: Int64, _ what: String, _ head: MultipartParser.PartHead)
+        -> MultipartError
+    {
+        MultipartError(
+            code: .limitExceeded,
+            message: "\(describe(head)) takes the form past \(limit) (\(value) \(what))", partIndex: head.index)
+    }
+
+    private func describe(_ head: MultipartParser.PartHead) -> String {
+        "part \(head.index) (\"\(head.name)\")"
+    }
+}

@@ -1,0 +1,105 @@
+public import Foundation
+
+/// Collects a multipart form arriving as an async sequence of chunks into fields in memory and files on disk, under
+/// limits, leaving nothing behind on any failure.
+///
+/// Each file part streams to its own file in ``directory``: created exclusively (`O_EXCL | O_NOFOLLOW`), mode
+/// 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the client's filename), hashed as it
+/// is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
+/// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxTotalFieldBytes`` together, and decoded per the
+/// form's `_charset_` field.
+///
+/// ```swift
+/// let spooler = MultipartSpooler(directory: "/var/spool/uploads")
+/// let result = try await spooler.withSpooledForm(request.body, contentType: contentType) { form in
+///     for file in form.files { print(file.filename, file.byteCount) }
+///     return form.value(of: "caption")
+/// }   // the spooled files are removed here, whether the closure returns or throws
+/// ```
+///
+/// A client that disconnects mid-body, a malformed body, a limit breached, a write that fails (a full disk), a
+/// cancelled task: each throws, and each file the form had spooled is removed before the error reaches the caller.
+///
+/// Files are written with blocking `write(2)` calls on the calling task, as `FileChunks` reads: meant for a local
+/// disk, whose writes go to the page cache.
+public struct MultipartSpooler: Sendable {
+    /// The folder spooled files are created in. It must exist; the spooler creates no folders.
+    public var directory: String
+    /// The bounds on one form.
+    public var limits: Limits
+    /// How strictly the parser reads the body.
+    public var mode: MultipartParser.Mode
+    /// The hash computed of each file as it streams to disk, or nil for none.
+    public var digest: (any SpoolDigest.Type)?
+
+    /// A spooler that writes files into `directory`.
+    public init(
+        directory: String, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
+        digest: (any SpoolDigest.Type)? = nil
+    ) {
+        self.directory = directory
+        self.limits = limits
+        self.mode = mode
+        self.digest = digest
+    }
+
+    /// A spooler that writes files into the folder at `directory`.
+    public init(
+        directory: URL, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
+        digest: (any SpoolDigest.Type)? = nil
+    ) {
+        self.init(directory: directory.path, limits: limits, mode: mode, digest: digest)
+    }
+
+    /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
+    /// of the form (or of a ``SpooledFile``) goes away; prefer ``withSpooledForm(_:contentType:contentEncoding:isolation:_:)``,
+    /// which removes them at a point you can see.
+    ///
+    /// - Parameters:
+    ///   - body: the request body's chunks.
+    ///   - contentType: the request's `Content-Type`, which holds the boundary.
+    ///   - contentEncoding: the request's `Content-Encoding`: `gzip`, `x-gzip`, `deflate` or nil.
+    ///   - isolation: the caller's actor, which the parse and the writes run on (no hop per chunk).
+    /// - Throws: what ``MultipartBoundary/init(contentType:)`` and the parser throw;
+    ///   ``MultipartError/Code/limitExceeded`` naming the limit; ``MultipartError/Code/invalidLimit``;
+    ///   ``MultipartError/Code/writeFailed`` when a file cannot be created or written, with the ``SystemCallError``
+    ///   as its cause (`ENOSPC` for a full disk); ``MultipartError/Code/unsupportedCharset``; `CancellationError`;
+    ///   whatever `body` throws.
+    public func spool<Body: AsyncSequence>(
+        _ body: Body, contentType: String, contentEncoding: String? = nil,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> SpooledForm where Body.Element: MultipartChunk {
+        try limits.validate()
+        let parts = try body.multipartParts(
+            contentType: contentType, contentEncoding: contentEncoding, limits: limits.parser, mode: mode)
+        var collector = FormCollector(spooler: self)
+        do {
+            var iterator = parts.makeAsyncIterator()
+            while let part = try await iterator.next(isolation: isolation) {
+                if part.head.isFile {
+                    try await collector.spoolFile(part, isolation: isolation)
+                } else {
+                    try await collector.collectField(part, isolation: isolation)
+                }
+            }
+            return try collector.finish()
+        } catch {
+            collector.discard()
+            throw error
+        }
+    }
+
+    /// Reads the whole form, hands it to `work`, and removes its files when `work` returns or throws (or the task
+    /// is cancelled, which ends either). A file that `work` moves out with ``SpooledFile/move(to:)-(String)`` stays.
+    ///
+    /// - Returns: what `work` returns.
+    /// - Throws: what ``spool(_:contentType:contentEncoding:isolation:)`` throws, and what `work` throws.
+    public func withSpooledForm<Body: AsyncSequence, Result>(
+        _ body: Body, contentType: String, contentEncoding: String? = nil,
+        isolation: isolated (any Actor)? = #isolation, _ work: (SpooledForm) async throws -> Result
+    ) async throws -> Result where Body.Element: MultipartChunk {
+        let form = try await spool(body, contentType: contentType, contentEncoding: contentEncoding)
+        defer { form.removeFiles() }
+        return try await work(form)
+    }
+}

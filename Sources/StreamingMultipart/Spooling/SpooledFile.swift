@@ -1,0 +1,167 @@
+public import Foundation
+
+/// A file part of a spooled form: its bytes on disk (or in memory, under ``MultipartSpooler/Limits/memoryThreshold``)
+/// and what the client said of it.
+///
+/// A spooled file on disk belongs to its form until it is moved out with ``move(to:)``: it is removed by
+/// ``SpooledForm/removeFiles()``, at the end of ``MultipartSpooler/withSpooledForm(_:contentType:contentEncoding:isolation:_:)``,
+/// or, at the latest, when the last copy of this value goes away.
+///
+/// ```swift
+/// if let photo = form.file(named: "photo") {
+///     print(photo.filename, photo.byteCount, photo.digest?.hex ?? "")
+///     try photo.move(to: "/srv/photos/\(UUID()).jpg")     // kept: the form no longer removes it
+/// }
+/// ```
+public struct SpooledFile: Sendable {
+    /// The part's field name (`Content-Disposition`'s `name`).
+    public let name: String
+    /// The filename as the client sent it (`filename`, else the decoded `filename*`), unchanged: it may hold
+    /// folders, `..`, quotes or control characters. Never use it as a path; see ``safeFilename``.
+    public let filename: String
+    /// ``filename`` made safe to use as the last component of a path; see ``safeBaseName(_:)``.
+    public let safeFilename: String
+    /// The part's `Content-Type` value as sent, or nil when it sent none.
+    public let contentType: String?
+    /// The part's body bytes.
+    public let byteCount: Int64
+    /// The hash of the bytes, computed as they arrived, when the spooler has a ``SpoolDigest``.
+    public let digest: Digest?
+    /// The part's index in the body, from 0.
+    public let partIndex: Int
+
+    let storage: Storage
+
+    enum Storage: Sendable {
+        case memory([UInt8])
+        case disk(SpoolFileOwner)
+    }
+
+    /// A hash of a file's bytes.
+    public struct Digest: Sendable, Hashable {
+        /// The algorithm, as ``SpoolDigest/algorithm`` names it: `"sha-256"`.
+        public let algorithm: String
+        /// The hash.
+        public let bytes: [UInt8]
+
+        /// The hash in lowercase hex, as `sha256sum` prints it.
+        public var hex: String {
+            let digits = Array("0123456789abcdef".utf8)
+            var text = [UInt8]()
+            text.reserveCapacity(bytes.count * 2)
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0xF)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+    }
+
+    /// Whether the bytes are in memory (a file no larger than ``MultipartSpooler/Limits/memoryThreshold``).
+    public var isInMemory: Bool {
+        if case .memory = storage { true } else { false }
+    }
+
+    /// Where the spool holds the file: a path in the spooler's folder, or nil when the bytes are in memory or the
+    /// file was moved out or removed.
+    public var path: String? {
+        if case .disk(let owner) = storage { owner.path } else { nil }
+    }
+
+    /// The file's bytes, read whole: for small files and tests. Stream a large one with `FileChunks(path:)`.
+    ///
+    /// - Throws: ``MultipartError/Code/fileNotFound`` once the file was moved or removed;
+    ///   ``MultipartError/Code/fileUnreadable`` when reading fails.
+    public func contents() throws -> [UInt8] {
+        switch storage {
+        case .memory(let bytes): return bytes
+        case .disk(let owner):
+            guard let path = owner.path else {
+                throw MultipartError(
+                    code: .fileNotFound, message: "spooled file \(partIndex) (\"\(name)\") was moved or removed",
+                    partIndex: partIndex)
+            }
+            do {
+                return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            } catch {
+                throw MultipartError(code: .fileUnreadable, message: "cannot read \(path)", cause: error)
+            }
+        }
+    }
+
+    /// Moves the file out of the spool to `destination`, where the form no longer removes it: a rename (atomic,
+    /// after an `fsync`), or a copy when `destination` is on another file system. An existing file at
+    /// `destination` is replaced, as `rename(2)` does. A file in memory is written there the same way.
+    ///
+    /// - Throws: ``MultipartError/Code/writeFailed`` with the ``SystemCallError`` as its cause (the spooled file
+    ///   stays then, to be moved again); ``MultipartError/Code/fileNotFound`` when it was moved or removed already.
+    public func move(to destination: String) throws {
+        switch storage {
+        case .disk(let owner):
+            try owner.move(to: destination, partIndex: partIndex)
+        case .memory(let bytes):
+            do {
+                let temporary = try TemporaryFile(besides: destination)
+                try bytes.withUnsafeBytes { try temporary.file.write($0) }
+                try temporary.commit(to: destination)
+            } catch {
+                throw MultipartError(
+                    code: .writeFailed, message: "cannot write spooled file \(partIndex) to \(destination)",
+                    partIndex: partIndex, cause: error)
+            }
+        }
+    }
+
+    /// Moves the file out of the spool to `destination`; see ``move(to:)-(String)``.
+    public func move(to destination: URL) throws { try move(to: destination.path) }
+
+    /// Removes the file from disk now (a file in memory has nothing to remove).
+    public func remove() {
+        if case .disk(let owner) = storage { owner.remove() }
+    }
+}
+
+/// The one owner of a spooled file on disk: removes it when asked, or when the last ``SpooledFile`` holding it goes
+/// away, unless it was moved out.
+///
+/// A class under a lock because copies of a form may be used from several tasks (it is `Sendable`).
+final class SpoolFileOwner: @unchecked Sendable {
+    private let lock = NSLock()
+    /// The file, until it is moved out or removed.
+    private var temporary: TemporaryFile?
+
+    init(_ temporary: TemporaryFile) {
+        temporary.closeFile()
+        self.temporary = temporary
+    }
+
+    var path: String? { lock.withLock { temporary?.path } }
+
+    func move(to destination: String, partIndex: Int) throws {
+        try lock.withLock {
+            guard let temporary else {
+                throw MultipartError(
+                    code: .fileNotFound, message: "spooled file \(partIndex) was moved or removed already",
+                    partIndex: partIndex)
+            }
+            do {
+                try temporary.commit(to: destination)
+            } catch {
+                throw MultipartError(
+                    code: .writeFailed, message: "cannot move spooled file \(partIndex) to \(destination)",
+                    partIndex: partIndex, cause: error)
+            }
+            self.temporary = nil
+        }
+    }
+
+    func remove() {
+        let removed = lock.withLock {
+            defer { temporary = nil }
+            return temporary
+        }
+        removed?.discard()
+    }
+
+    deinit { temporary?.discard() }
+}

@@ -1,0 +1,449 @@
+import Crypto
+import Foundation
+import StreamingMultipart
+import StreamingMultipartCrypto
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The chunks of `bytes`, `size` bytes each, as an async sequence.
+func chunkStream(_ bytes: [UInt8], size: Int) -> AsyncStream<[UInt8]> {
+    AsyncStream { continuation in
+        for start in stride(from: 0, to: bytes.count, by: size) {
+            continuation.yield(Array(bytes[start..<min(start + size, bytes.count)]))
+        }
+        continuation.finish()
+    }
+}
+
+/// A body source that sends `bytes` in chunks of `size` and then fails as a dropped connection does.
+struct DroppedConnection: AsyncSequence {
+    struct Reset: Error {}
+    let bytes: [UInt8]
+    let size: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var remaining: ArraySlice<UInt8>
+        let size: Int
+        mutating func next() async throws -> [UInt8]? {
+            guard !remaining.isEmpty else { throw Reset() }
+            defer { remaining = remaining.dropFirst(size) }
+            return Array(remaining.prefix(size))
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: bytes[...], size: size) }
+}
+
+/// MultipartSpooler: fields in memory, files on disk, limits, and nothing left behind on any failure.
+@Suite struct MultipartSpoolerTests {
+    static let photo: [UInt8] = {
+        var random = SeededGenerator(seed: 7)
+        return random.bytes(300_000)
+    }()
+
+    func sampleBody() throws -> MultipartBody {
+        var body = MultipartBody()
+        try body.append(.text("Sunset over the bay", name: "caption"))
+        try body.append(
+            .data(Data(Self.photo), name: "photo", filename: "../../etc/sun\"set.jpg", contentType: "image/jpeg"))
+        try body.append(.text("one", name: "tag"))
+        try body.append(.text("two", name: "tag"))
+        try body.append(.data(Data(), name: "empty", filename: "empty.txt"))
+        return body
+    }
+
+    @Test(arguments: [1, 7, 4096, 65536, 1 << 30])
+    func spoolsFieldsAndFilesAtAnyChunking(size: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        let bytes = try body.bytes()
+        let spooler = MultipartSpooler(directory: folder.url, digest: SHA256Digest.self)
+        let form = try await spooler.spool(chunkStream(bytes, size: size), contentType: body.contentType)
+
+        #expect(form.fields.map(\.name) == ["caption", "tag", "tag"])
+        #expect(form.value(of: "caption") == "Sunset over the bay")
+        #expect(form.values(of: "tag") == ["one", "two"])
+        #expect(form.value(of: "missing") == nil)
+        #expect(form.files.map(\.name) == ["photo", "empty"])
+
+        let photo = try #require(form.file(named: "photo"))
+        #expect(photo.filename == "../../etc/sun\"set.jpg")
+        #expect(photo.safeFilename == "sun_set.jpg")
+        #expect(photo.contentType == "image/jpeg")
+        #expect(photo.byteCount == Int64(Self.photo.count))
+        #expect(photo.partIndex == 1)
+        #expect(try photo.contents() == Self.photo)
+        #expect(photo.digest?.algorithm == "sha-256")
+        #expect(photo.digest?.hex == sha256Hex(Self.photo))
+        #expect(!photo.isInMemory)
+
+        let empty = try #require(form.file(named: "empty"))
+        #expect(empty.byteCount == 0)
+        #expect(try empty.contents() == [])
+        #expect(empty.digest?.hex == sha256Hex([UInt8]()))
+
+        // Named by the spooler, never by the client; the owner alone may read them.
+        let names = try folder.contents()
+        #expect(names.count == 2)
+        for name in names {
+            #expect(name.hasPrefix("upload-") && name.count == 7 + 32)
+            #expect(name.dropFirst(7).allSatisfy { $0.isHexDigit })
+            let path = folder.url.appendingPathComponent(name).path
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        form.removeFiles()
+        #expect(try folder.contents() == [])
+        #expect(throws: MultipartError.self) { try photo.contents() }
+    }
+
+    @Test func withSpooledFormRemovesFilesWhenTheClosureReturnsOrThrows() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        let bytes = try body.bytes()
+        let spooler = MultipartSpooler(directory: folder.url)
+
+        let count = try await spooler.withSpooledForm(chunkStream(bytes, size: 1000), contentType: body.contentType) {
+            (form: SpooledForm) throws -> Int in
+            #expect(try folder.contents().count == 2)
+            return form.files.count
+        }
+        #expect(count == 2)
+        #expect(try folder.contents() == [])
+
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await spooler.withSpooledForm(chunkStream(bytes, size: 1000), contentType: body.contentType) { _ in
+                #expect(try folder.contents().count == 2)
+                throw Refused()
+            }
+        }
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func aFileMovedOutOfTheScopeStays() async throws {
+        let folder = try TemporaryFolder()
+        let kept = try TemporaryFolder()
+        defer {
+            folder.remove()
+            kept.remove()
+        }
+        let body = try sampleBody()
+        let destination = kept.url.appendingPathComponent("photo.jpg").path
+        try await MultipartSpooler(directory: folder.url).withSpooledForm(
+            chunkStream(try body.bytes(), size: 4096), contentType: body.contentType
+        ) { form in
+            let photo = try #require(form.file(named: "photo"))
+            try photo.move(to: destination)
+            #expect(photo.path == nil)
+            #expect(throws: MultipartError.self) { try photo.move(to: destination + ".again") }
+        }
+        #expect(try folder.contents() == [])
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: destination))) == Self.photo)
+    }
+
+    @Test func aFormThatGoesAwayTakesItsFilesWithIt() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        do {
+            let form = try await MultipartSpooler(directory: folder.url).spool(
+                chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+            #expect(form.files.count == 2)
+            #expect(try folder.contents().count == 2)
+        }
+        #expect(try folder.contents() == [])
+    }
+
+    // MARK: Limits
+
+    static let limitCases: [(String, MultipartSpooler.Limits)] = {
+        var maxFiles = MultipartSpooler.Limits()
+        maxFiles.maxFiles = 1
+        var maxDisk = MultipartSpooler.Limits()
+        maxDisk.maxDiskBytes = 100_000
+        var maxTotalFields = MultipartSpooler.Limits()
+        maxTotalFields.maxTotalFieldBytes = 20
+        var maxFile = MultipartSpooler.Limits()
+        maxFile.parser.maxFileBytes = 1000
+        var maxField = MultipartSpooler.Limits()
+        maxField.parser.maxFieldBytes = 10
+        var maxParts = MultipartSpooler.Limits()
+        maxParts.parser.maxParts = 3
+        return [
+            ("maxFiles", maxFiles), ("maxDiskBytes", maxDisk), ("maxTotalFieldBytes", maxTotalFields),
+            ("maxFileBytes", maxFile), ("maxFieldBytes", maxField), ("maxParts", maxParts),
+        ]
+    }()
+
+    @Test(arguments: limitCases)
+    func aBreachNamesTheLimitAndLeavesNothing(limit: String, limits: MultipartSpooler.Limits) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var body = try sampleBody()
+        try body.append(.data(Data(Self.photo), name: "second", filename: "second.jpg"))
+        let spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        do {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 8192), contentType: body.contentType)
+            Issue.record("\(limit): no error")
+        } catch let error as MultipartError {
+            #expect(error.code == .limitExceeded)
+            #expect(error.message.contains(limit), "\(error.message)")
+        }
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func limitsBelowTheirLeastAreRefusedByName() async throws {
+        var limits = MultipartSpooler.Limits()
+        limits.memoryThreshold = -1
+        let body = try sampleBody()
+        await #expect(throws: MultipartError.self) {
+            _ = try await MultipartSpooler(directory: "/tmp", limits: limits).spool(
+                chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
+        }
+        limits = .default
+        limits.maxFiles = 0
+        do {
+            try limits.validate()
+            Issue.record("maxFiles 0 accepted")
+        } catch let error as MultipartError {
+            #expect(error.code == .invalidLimit && error.message.contains("maxFiles"))
+        }
+    }
+
+    // MARK: Failures leave the folder as it was
+
+    @Test func aClientThatDisconnectsMidFileLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        let bytes = try body.bytes()
+        let cut = Array(bytes.prefix(200_000))  // inside the photo
+        let spooler = MultipartSpooler(directory: folder.url)
+        do {
+            _ = try await spooler.spool(chunkStream(cut, size: 4096), contentType: body.contentType)
+            Issue.record("a cut body spooled")
+        } catch let error as MultipartError {
+            #expect(error.code == .truncated)
+        }
+        #expect(try folder.contents() == [])
+        await #expect(throws: DroppedConnection.Reset.self) {
+            _ = try await spooler.spool(DroppedConnection(bytes: cut, size: 4096), contentType: body.contentType)
+        }
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func aMalformedPartAfterAFileLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        var bytes = try body.bytes()
+        bytes.removeLast(4)  // "--\r\n" of the close delimiter, then a bad one
+        bytes += Array("XX\r\n".utf8)
+        await #expect(throws: MultipartError.self) {
+            _ = try await MultipartSpooler(directory: folder.url).spool(
+                chunkStream(bytes, size: 4096), contentType: body.contentType)
+        }
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func aCancelledTaskLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        let bytes = try body.bytes()
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        continuation.yield(Array(bytes.prefix(200_000)))  // the caption and most of the photo; the rest never comes
+        let spooler = MultipartSpooler(directory: folder.url)
+        let task = Task { try await spooler.spool(stream, contentType: body.contentType) }
+        while try folder.contents().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        #expect(try folder.contents() == [])
+        continuation.finish()
+    }
+
+    @Test func aMissingSpoolFolderIsAWriteFailureWithTheErrno() async throws {
+        let body = try sampleBody()
+        let spooler = MultipartSpooler(directory: "/nonexistent/spool")
+        do {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+            Issue.record("no error")
+        } catch let error as MultipartError {
+            #expect(error.code == .writeFailed)
+            #expect((error.cause as? SystemCallError)?.errno == ENOENT)
+            #expect(error.partIndex == 1)
+        }
+    }
+
+    @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a 1 MiB tmpfs"))
+    func aFullDiskIsAWriteFailureWithENOSPCAndLeavesNothing() async throws {
+        let disk = try SmallDisk(megabytes: 1)
+        defer { disk.unmount() }
+        var body = MultipartBody()
+        try body.append(.text("a", name: "a"))
+        for index in 0..<4 {
+            try body.append(.data(Data(Self.photo), name: "f\(index)", filename: "f\(index).bin"))
+        }
+        do {
+            _ = try await MultipartSpooler(directory: disk.path).spool(
+                chunkStream(try body.bytes(), size: 65536), contentType: body.contentType)
+            Issue.record("1.2 MB spooled onto a 1 MiB disk")
+        } catch let error as MultipartError {
+            #expect(error.code == .writeFailed)
+            #expect((error.cause as? SystemCallError)?.errno == ENOSPC)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == [])
+    }
+
+    @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a tmpfs"))
+    func aFileMovedToAnotherFileSystemIsCopied() async throws {
+        let disk = try SmallDisk(megabytes: 4)
+        let folder = try TemporaryFolder()
+        defer {
+            disk.unmount()
+            folder.remove()
+        }
+        let body = try sampleBody()
+        let form = try await MultipartSpooler(directory: folder.url).spool(
+            chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        let destination = disk.path + "/kept.jpg"
+        try #require(form.file(named: "photo")).move(to: destination)
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: destination))) == Self.photo)
+        #expect(try folder.contents().count == 1)  // the empty file is still the form's
+        form.removeFiles()
+        #expect(try folder.contents() == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["kept.jpg"])
+    }
+
+    // MARK: Memory threshold, charsets, compression
+
+    @Test func smallFilesStayInMemoryUnderTheThreshold() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var body = MultipartBody()
+        try body.append(.data(Data(repeating: 1, count: 1000), name: "small", filename: "small.bin"))
+        try body.append(.data(Data(Self.photo), name: "large", filename: "large.bin"))
+        try body.append(.data(Data(repeating: 2, count: 1024), name: "edge", filename: "edge.bin"))
+        var limits = MultipartSpooler.Limits()
+        limits.memoryThreshold = 1024
+        let form = try await MultipartSpooler(directory: folder.url, limits: limits, digest: SHA256Digest.self).spool(
+            chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
+        #expect(form.files.map(\.isInMemory) == [true, false, true])
+        #expect(try form.files[0].contents() == [UInt8](repeating: 1, count: 1000))
+        #expect(try form.files[1].contents() == Self.photo)
+        #expect(form.files[1].digest?.hex == sha256Hex(Self.photo))
+        #expect(try form.files[2].contents() == [UInt8](repeating: 2, count: 1024))
+        #expect(try folder.contents().count == 1)
+
+        // A file that would pass the memory budget goes to disk instead.
+        limits.maxTotalFieldBytes = 1500
+        let tight = try await MultipartSpooler(directory: folder.url, limits: limits).spool(
+            chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
+        #expect(tight.files.map(\.isInMemory) == [true, false, false])
+    }
+
+    @Test func fieldsAreDecodedPerCharset() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        func spool(_ parts: [(String, [UInt8], String?)]) async throws -> SpooledForm {
+            var body = MultipartBody()
+            for (name, bytes, type) in parts {
+                try body.append(.data(Data(bytes), name: name, contentType: type))
+            }
+            return try await MultipartSpooler(directory: folder.url).spool(
+                chunkStream(try body.bytes(), size: 3), contentType: body.contentType)
+        }
+        let cafe1252: [UInt8] = [0x63, 0x61, 0x66, 0xE9]
+        let form = try await spool([("q", cafe1252, nil), ("_charset_", Array("windows-1252".utf8), nil)])
+        #expect(form.charset == "windows-1252")
+        #expect(form.value(of: "q") == "café")
+        #expect(form.fields[0].bytes == cafe1252)
+
+        let own = try await spool([("q", [0x82, 0xA0], "text/plain; charset=Shift_JIS"), ("r", Array("é".utf8), nil)])
+        #expect(own.value(of: "q") == "あ")
+        #expect(own.value(of: "r") == "é")
+
+        let invalid = try await spool([("q", [0x66, 0xFF, 0x66], nil)])
+        #expect(invalid.value(of: "q") == "f\u{FFFD}f")
+
+        do {
+            _ = try await spool([("q", [0x41], nil), ("_charset_", Array("x-klingon".utf8), nil)])
+            Issue.record("an unknown charset decoded")
+        } catch let error as MultipartError {
+            #expect(error.code == .unsupportedCharset)
+            #expect(error.message.contains("x-klingon") && error.message.contains("\"q\""))
+        }
+    }
+
+    @Test func aGzippedFormSpoolsToTheSameFiles() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody()
+        var reader = body.makeReader(compression: .gzip)
+        let gzipped = try reader.readAll()
+        let form = try await MultipartSpooler(directory: folder.url, digest: SHA256Digest.self).spool(
+            chunkStream(gzipped, size: 1000), contentType: body.contentType, contentEncoding: "gzip")
+        #expect(form.file(named: "photo")?.digest?.hex == sha256Hex(Self.photo))
+        #expect(form.value(of: "caption") == "Sunset over the bay")
+    }
+
+    @Test func safeBaseNames() {
+        let cases: [(String, String)] = [
+            ("photo.jpg", "photo.jpg"),
+            ("../../etc/passwd", "passwd"),
+            ("C:\\Users\\ann\\..\\report\".pdf", "report_.pdf"),
+            ("..", "file"), (".", "file"), ("", "file"), ("/", "file"),
+            (".bashrc", "bashrc"),
+            ("  name. ", "name"),
+            ("a\u{0}b\rc\nd\u{1B}e\u{7F}", "a_b_c_d_e_"),
+            ("what?<is>:this*|", "what__is__this__"),
+            ("résumé 履歴書.txt", "résumé 履歴書.txt"),
+        ]
+        for (given, expected) in cases {
+            #expect(SpooledFile.safeBaseName(given) == expected, "\(given.debugDescription)")
+        }
+        let long = String(repeating: "é", count: 300) + ".jpeg"
+        let safe = SpooledFile.safeBaseName(long)
+        #expect(safe.utf8.count <= 255 && safe.hasSuffix(".jpeg"))
+        #expect(SpooledFile.safeBaseName(String(repeating: "x", count: 400)).utf8.count == 255)
+    }
+}
+
+/// A tmpfs of a few MiB, mounted for one test: a disk that fills up, and another file system.
+struct SmallDisk {
+    let path: String
+
+    /// Whether this process may mount a tmpfs (root on Linux).
+    static let canMount: Bool = {
+        #if os(Linux)
+        guard getuid() == 0, let disk = try? SmallDisk(megabytes: 1) else { return false }
+        disk.unmount()
+        return true
+        #else
+        return false
+        #endif
+    }()
+
+    init(megabytes: Int) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("sm-disk-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
+        guard result.status == 0 else {
+            try? FileManager.default.removeItem(atPath: path)
+            throw MultipartError(code: .writeFailed, message: "mount failed: \(result.stderr)")
+        }
+    }
+
+    func unmount() {
+        _ = try? runProgram("/bin/umount", [path])
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
