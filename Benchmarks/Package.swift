@@ -52,6 +52,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "AsyncBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/AsyncBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "MultipartKitParseBenchmarks",
             dependencies: [
                 "BenchmarkSupport",

@@ -200,3 +200,58 @@ import Testing
         #expect(names == ["a", "big", "c"])
     }
 }
+
+/// A source that records the actor each `next(isolation:)` was asked on, and whether plain `next()` was used.
+struct IsolationRecordingSource: AsyncSequence {
+    let chunks: [[UInt8]]
+    let seen: Locked<[ObjectIdentifier?]>
+    let plainCalls: Locked<Int>
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var remaining: ArraySlice<[UInt8]>
+        let seen: Locked<[ObjectIdentifier?]>
+        let plainCalls: Locked<Int>
+
+        mutating func next(isolation actor: isolated (any Actor)?) async -> [UInt8]? {
+            seen.set(seen.get() + [actor.map { ObjectIdentifier($0) }])
+            return remaining.popFirst()
+        }
+
+        mutating func next() async -> [UInt8]? {
+            plainCalls.set(plainCalls.get() + 1)
+            return remaining.popFirst()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(remaining: chunks[...], seen: seen, plainCalls: plainCalls)
+    }
+}
+
+/// An actor that reads a body's parts itself.
+actor PartsReader {
+    func read(_ source: IsolationRecordingSource, boundary: MultipartBoundary) async throws -> [String] {
+        var names: [String] = []
+        for try await part in try source.multipartParts(boundary: boundary) {
+            names.append(part.head.name)
+            _ = try await part.body.collect(upTo: 1 << 20)
+        }
+        return names
+    }
+}
+
+@Suite struct PartsIsolationTests {
+    @Test func theSourceIsPulledOnTheCallersActorWithoutHops() async throws {
+        var body = MultipartBody()
+        try body.append(.text("alpha", name: "a"))
+        try body.append(.data(Data(repeating: 1, count: 10_000), name: "b", filename: "b.bin"))
+        let bytes = try body.bytes()
+        let chunks = stride(from: 0, to: bytes.count, by: 1000).map { Array(bytes[$0..<min($0 + 1000, bytes.count)]) }
+        let source = IsolationRecordingSource(chunks: chunks, seen: Locked([]), plainCalls: Locked(0))
+        let reader = PartsReader()
+        #expect(try await reader.read(source, boundary: body.boundary) == ["a", "b"])
+        #expect(source.seen.get().count == chunks.count)  // every chunk; none past the close delimiter
+        #expect(source.seen.get().allSatisfy { $0 == ObjectIdentifier(reader) })
+        #expect(source.plainCalls.get() == 0)
+    }
+}

@@ -22,6 +22,16 @@ public enum Metrics {
         }
     }
 
+    /// Records MB/s (and k parts/s) for work on `bytes` bytes (and `parts` parts) that began at `start`
+    /// (`Payload.now()`): for async work, which `measure` cannot wrap.
+    public static func record(_ benchmark: Benchmark, bytes: Int, parts: Int? = nil, since start: UInt64) {
+        let nanoseconds = Payload.now() - start
+        benchmark.measurement(megabytesPerSecond, Payload.megabytesPerSecond(bytes: bytes, nanoseconds: nanoseconds))
+        if let parts {
+            benchmark.measurement(partsPerSecond, Int(Double(parts) / (Double(nanoseconds) / 1e9) / 1e3))
+        }
+    }
+
     /// Times `work`, which returns how many bytes it produced, and records MB/s.
     public static func measure(_ benchmark: Benchmark, _ work: () throws -> Int) rethrows {
         let start = Payload.now()

@@ -89,12 +89,26 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let driver: PartsDriver<Base>
+        @usableFromInline let driver: PartsDriver<Base>
+
+        @usableFromInline init(driver: PartsDriver<Base>) { self.driver = driver }
 
         /// The next part, on the caller's actor (SE-0421): no hop to the global executor and back for each part.
+        ///
+        /// Inlinable so that the caller's loop runs the parser's events without an async call of its own: only a
+        /// chunk pulled from the source is an `await` that can suspend.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Part? {
-            guard let head = try await driver.nextPart(isolation: actor) else { return nil }
-            return Part(head: head, body: PartBody(driver: driver, index: head.index))
+            while true {
+                switch try driver.nextPartNow() {
+                case .part(let head): return Part(head: head, body: PartBody(driver: driver, index: head.index))
+                case .end:
+                    try await driver.finishParts(isolation: actor)
+                    return nil
+                case .none: return nil
+                case .needsInput: try await driver.pull(isolation: actor)
+                }
+            }
         }
 
         public mutating func next() async throws -> Part? {
@@ -110,24 +124,41 @@ extension MultipartParts {
         public let head: MultipartParser.PartHead
         /// The part's body bytes. Read them before asking for the next part, or they are skipped.
         public let body: PartBody
+
+        @usableFromInline init(head: MultipartParser.PartHead, body: PartBody) {
+            self.head = head
+            self.body = body
+        }
     }
 
     /// A part's body as an async sequence of byte chunks (slices of the source's chunks wherever possible).
     public struct PartBody: AsyncSequence {
         public typealias Element = ArraySlice<UInt8>
 
-        let driver: PartsDriver<Base>
-        let index: Int
+        @usableFromInline let driver: PartsDriver<Base>
+        @usableFromInline let index: Int
+
+        @usableFromInline init(driver: PartsDriver<Base>, index: Int) {
+            self.driver = driver
+            self.index = index
+        }
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(driver: driver, index: index) }
 
         public struct AsyncIterator: AsyncIteratorProtocol {
-            let driver: PartsDriver<Base>
-            let index: Int
+            @usableFromInline let driver: PartsDriver<Base>
+            @usableFromInline let index: Int
 
-            /// The next bytes, on the caller's actor (SE-0421).
+            /// The next bytes, on the caller's actor (SE-0421); inlinable as the parts iterator's `next` is.
+            @inlinable
             public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ArraySlice<UInt8>? {
-                try await driver.nextBodyBytes(ofPart: index, isolation: actor)
+                while true {
+                    switch try driver.nextBodyBytesNow(ofPart: index) {
+                    case .bytes(let bytes): return bytes
+                    case .none: return nil
+                    case .needsInput: try await driver.pull(isolation: actor)
+                    }
+                }
             }
 
             public mutating func next() async throws -> ArraySlice<UInt8>? {
@@ -166,93 +197,3 @@ where Base.Element: MultipartChunk
 @available(*, deprecated, renamed: "MultipartParts.PartBody")
 public typealias MultipartPartBody<Base: AsyncSequence> = MultipartParts<Base>.PartBody
 where Base.Element: MultipartChunk
-
-/// The parser and the source iterator that a parts sequence and its bodies share.
-///
-/// A class because the parts iterator and each part's body iterator pull from the same source; they are used from
-/// one task, in order, like any async iterator.
-final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk {
-    private var iterator: Base.AsyncIterator
-    private var parser: DecompressingMultipartParser
-    /// The part whose body is being read, until its `.partEnd`.
-    private var openPart: Int?
-    private var sourceEnded = false
-    /// Whether `.end` came: no part follows.
-    private var ended = false
-    private let readsEpilogue: Bool
-
-    init(iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool) {
-        self.iterator = iterator
-        self.parser = parser
-        self.readsEpilogue = readsEpilogue
-    }
-
-    /// The next parser event, pulling chunks from the source as needed; nil after the end of the source.
-    private func nextEvent(isolation actor: isolated (any Actor)?) async throws -> MultipartParser.Event? {
-        while true {
-            try Task.checkCancellation()
-            if let event = try parser.next() { return event }
-            if sourceEnded { return nil }
-            if let chunk = try await pull(isolation: actor) {
-                try parser.append(chunk.multipartBytes)
-            } else {
-                // Sources such as AsyncStream end early when their task is cancelled: that is a cancellation, not
-                // a truncated body.
-                try Task.checkCancellation()
-                sourceEnded = true
-                try parser.finish()
-            }
-        }
-    }
-
-    /// The source's next chunk, pulled on `actor` where the platform has SE-0421's `next(isolation:)`.
-    private func pull(isolation actor: isolated (any Actor)?) async throws -> Base.Element? {
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-            return try await iterator.next(isolation: actor)
-        } else {
-            // What the standard library's own default `next(isolation:)` does: the iterator is used by one task at a
-            // time (this one), so handing it to the nonisolated `next()` shares it with nothing.
-            nonisolated(unsafe) var unsafeIterator = iterator
-            defer { iterator = unsafeIterator }
-            return try await unsafeIterator.next()
-        }
-    }
-
-    /// Skips what is left of the open part, then returns the next part's head, or nil after the last part.
-    func nextPart(isolation actor: isolated (any Actor)?) async throws -> MultipartParser.PartHead? {
-        guard !ended else { return nil }
-        while let event = try await nextEvent(isolation: actor) {
-            switch event {
-            case .partHeaders(let head):
-                openPart = head.index
-                return head
-            case .bodyBytes: continue
-            case .partEnd: openPart = nil
-            case .end:
-                ended = true
-                if readsEpilogue {
-                    // To the source's end; finish() checks the close delimiter's line.
-                    while try await nextEvent(isolation: actor) != nil {}
-                }
-                return nil
-            }
-        }
-        return nil
-    }
-
-    /// The next bytes of part `index`, or nil once it has ended or was skipped.
-    func nextBodyBytes(ofPart index: Int, isolation actor: isolated (any Actor)?) async throws -> ArraySlice<UInt8>? {
-        guard openPart == index else { return nil }
-        while let event = try await nextEvent(isolation: actor) {
-            switch event {
-            case .bodyBytes(let bytes): return bytes
-            case .partEnd:
-                openPart = nil
-                return nil
-            case .partHeaders, .end:
-                preconditionFailure("the parser emitted \(event) inside part \(index)")
-            }
-        }
-        return nil
-    }
-}

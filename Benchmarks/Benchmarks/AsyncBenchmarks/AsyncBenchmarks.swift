@@ -1,0 +1,102 @@
+import Benchmark
+import BenchmarkSupport
+import StreamingMultipart
+
+/// The async parts layer against the sans-I/O parser on the same 64 KiB chunks: off any actor, and on the main
+/// actor (where every `next()` hopped executors before `next(isolation:)`).
+
+let contentType = "multipart/form-data; boundary=\(ParseFixtures.boundary)"
+
+func limits() -> MultipartParser.Limits {
+    var limits = MultipartParser.Limits.default
+    limits.maxParts = 1_000_000
+    return limits
+}
+
+/// The sans-I/O parser over the chunks, counting parts and body bytes.
+@inline(never)
+func parseSansIO(_ body: ParseFixtures.Body) throws {
+    var parser = try MultipartParser(contentType: contentType, limits: limits())
+    var parts = 0
+    var bytes = 0
+    var chunks = MemoryChunks(body.bytes).makeAsyncIterator()
+    while let chunk = chunks.nextChunk() {
+        try parser.append(chunk)
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders: parts += 1
+            case .bodyBytes(let slice): bytes += slice.count
+            case .partEnd, .end: break
+            }
+        }
+    }
+    try parser.finish()
+    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
+}
+
+/// The async parts over the same chunks, on the caller's actor (or none), counting the same.
+@inline(never)
+func parseAsync(_ body: ParseFixtures.Body, isolation: isolated (any Actor)? = #isolation) async throws {
+    var parts = 0
+    var bytes = 0
+    for try await part in try MemoryChunks(body.bytes).multipartParts(contentType: contentType, limits: limits()) {
+        parts += 1
+        for try await chunk in part.body { bytes += chunk.count }
+    }
+    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
+}
+
+@MainActor
+func parseAsyncOnMainActor(_ body: ParseFixtures.Body) async throws {
+    try await parseAsync(body)
+}
+
+nonisolated func parseAsyncOffActors(_ body: ParseFixtures.Body) async throws {
+    try await parseAsync(body, isolation: nil)
+}
+
+/// The async layer's time over the sans-I/O parser's, ×100, both timed back to back in one iteration so that the
+/// machine's noise hits both alike.
+let slowdown = BenchmarkMetric.custom("async/sans-I/O ×100", polarity: .prefersSmaller, useScalingFactor: false)
+
+func recordSlowdown(_ benchmark: Benchmark, _ body: ParseFixtures.Body, async: () async throws -> Void) async throws {
+    let start = Payload.now()
+    try parseSansIO(body)
+    let middle = Payload.now()
+    try await async()
+    let end = Payload.now()
+    benchmark.measurement(slowdown, Int(100 * Double(end - middle) / Double(middle - start)))
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds,
+        warmupIterations: 2, maxDuration: .seconds(15), maxIterations: 20)
+
+    let bodies = [
+        ("F1 one 256 MiB part", ParseFixtures.oneLargePart()), ("F2 100,000 fields", ParseFixtures.manyFields()),
+    ]
+    for (name, body) in bodies {
+        Benchmark("Sans-I/O: \(name)", configuration: configuration) { benchmark in
+            try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parseSansIO(body) }
+        }
+        Benchmark("Async, off actors: \(name)", configuration: configuration) { benchmark in
+            let start = Payload.now()
+            try await parseAsyncOffActors(body)
+            Metrics.record(benchmark, bytes: body.bytes.count, parts: body.parts, since: start)
+        }
+        Benchmark("Async, main actor: \(name)", configuration: configuration) { benchmark in
+            let start = Payload.now()
+            try await parseAsyncOnMainActor(body)
+            Metrics.record(benchmark, bytes: body.bytes.count, parts: body.parts, since: start)
+        }
+        let ratios = Benchmark.Configuration(
+            metrics: [slowdown], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
+        Benchmark("Slowdown, off actors: \(name)", configuration: ratios) { benchmark in
+            try await recordSlowdown(benchmark, body) { try await parseAsyncOffActors(body) }
+        }
+        Benchmark("Slowdown, main actor: \(name)", configuration: ratios) { benchmark in
+            try await recordSlowdown(benchmark, body) { try await parseAsyncOnMainActor(body) }
+        }
+    }
+}

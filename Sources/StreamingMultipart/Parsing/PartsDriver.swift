@@ -1,0 +1,155 @@
+/// The parser and the source iterator that a parts sequence and its bodies share.
+///
+/// A class because the parts iterator and each part's body iterator pull from the same source; they are used from
+/// one task, in order, like any async iterator. The generic half only pulls chunks; everything done per event
+/// is in the non-generic ``PartsCursor``, so a caller in another module pays no unspecialized generic code per
+/// part.
+@usableFromInline
+final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk {
+    /// The cursor, allocated once and owned by this object alone (the pointer never leaves it). A stored property
+    /// of a class would be checked for exclusive access at run time at every event (`swift_beginAccess`), which
+    /// cost a tenth of the async layer's time per part on small fields.
+    private let cursorStorage: UnsafeMutablePointer<PartsCursor>
+    private var iterator: Base.AsyncIterator
+    private let readsEpilogue: Bool
+
+    init(iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool) {
+        cursorStorage = .allocate(capacity: 1)
+        cursorStorage.initialize(to: PartsCursor(parser: parser))
+        self.iterator = iterator
+        self.readsEpilogue = readsEpilogue
+    }
+
+    deinit {
+        cursorStorage.deinitialize(count: 1)
+        cursorStorage.deallocate()
+    }
+
+    private var cursor: PartsCursor {
+        _read { yield cursorStorage.pointee }
+        _modify { yield &cursorStorage.pointee }
+    }
+
+    /// Skips what is left of the open part, then the next part's head, as far as the chunks so far go.
+    @usableFromInline
+    func nextPartNow() throws -> PartsCursor.PartStep { try cursor.nextPart() }
+
+    /// The next bytes of part `index`, as far as the chunks so far go.
+    @usableFromInline
+    func nextBodyBytesNow(ofPart index: Int) throws -> PartsCursor.BytesStep {
+        try cursor.nextBodyBytes(ofPart: index)
+    }
+
+    /// After the close delimiter: reads the source to its end when asked to (`readsEpilogue`), where `finish()`
+    /// checks the delimiter's line.
+    @usableFromInline
+    func finishParts(isolation actor: isolated (any Actor)?) async throws {
+        guard readsEpilogue else { return }
+        while try await pull(isolation: actor) {
+            while try cursor.nextEvent() != nil {}
+        }
+    }
+
+    /// Pulls the source's next chunk into the parser, or tells it the source ended; returns false once it has.
+    @usableFromInline @discardableResult
+    func pull(isolation actor: isolated (any Actor)?) async throws -> Bool {
+        try Task.checkCancellation()
+        guard !cursor.sourceEnded else { return false }
+        let chunk: Base.Element?
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            chunk = try await iterator.next(isolation: actor)
+        } else {
+            // What the standard library's own default `next(isolation:)` does: the iterator is used by one task at a
+            // time (this one), so handing it to the nonisolated `next()` shares it with nothing.
+            nonisolated(unsafe) var unsafeIterator = iterator
+            defer { iterator = unsafeIterator }
+            chunk = try await unsafeIterator.next()
+        }
+        if let chunk {
+            try cursor.append(chunk.multipartBytes)
+            return true
+        }
+        // Sources such as AsyncStream end early when their task is cancelled: that is a cancellation, not a
+        // truncated body.
+        try Task.checkCancellation()
+        try cursor.finish()
+        return false
+    }
+}
+
+/// Where a parts sequence is in the body: the parser, the part whose body is being read, and whether the end
+/// came. Synchronous: it says ``Step/needsInput`` when the parser wants the next chunk.
+@usableFromInline
+struct PartsCursor: ~Copyable {
+    private var parser: DecompressingMultipartParser
+    /// The part whose body is being read, until its `.partEnd`.
+    private var openPart: Int?
+    /// Whether `.end` came: no part follows.
+    private var ended = false
+    /// Whether the source ended (and the parser was told).
+    private(set) var sourceEnded = false
+
+    init(parser: consuming DecompressingMultipartParser) { self.parser = parser }
+
+    @usableFromInline
+    enum PartStep {
+        case part(MultipartParser.PartHead)
+        /// The close delimiter, just now.
+        case end
+        /// No more parts: the end came earlier, or the source ended.
+        case none
+        case needsInput
+    }
+
+    @usableFromInline
+    enum BytesStep {
+        case bytes(ArraySlice<UInt8>)
+        /// The part ended, or another part is open.
+        case none
+        case needsInput
+    }
+
+    mutating func append(_ bytes: ArraySlice<UInt8>) throws { try parser.append(bytes) }
+
+    mutating func finish() throws {
+        sourceEnded = true
+        try parser.finish()
+    }
+
+    /// The parser's next event, or nil when it needs input.
+    mutating func nextEvent() throws -> MultipartParser.Event? { try parser.next() }
+
+    /// Skips the rest of the open part, then the next part's head.
+    mutating func nextPart() throws -> PartStep {
+        guard !ended else { return .none }
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders(let head):
+                openPart = head.index
+                return .part(head)
+            case .bodyBytes: continue
+            case .partEnd: openPart = nil
+            case .end:
+                ended = true
+                return .end
+            }
+        }
+        return sourceEnded ? .none : .needsInput
+    }
+
+    /// The next bytes of part `index`.
+    mutating func nextBodyBytes(ofPart index: Int) throws -> BytesStep {
+        guard openPart == index else { return .none }
+        if let event = try parser.next() {
+            switch event {
+            case .bodyBytes(let bytes): return .bytes(bytes)
+            case .partEnd:
+                openPart = nil
+                return .none
+            case .partHeaders, .end:
+                preconditionFailure("the parser emitted \(event) inside part \(index)")
+            }
+        }
+        return sourceEnded ? .none : .needsInput
+    }
+}
