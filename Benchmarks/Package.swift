@@ -14,6 +14,7 @@ let package = Package(
         .package(path: root.path),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         .target(
@@ -59,6 +60,18 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/AsyncBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "SpoolBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/SpoolBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -38,25 +38,41 @@ struct FormCollector {
         }
         var digest = spooler.digest?.init()
         var inMemory: [UInt8] = []
-        var temporary: TemporaryFile?
+        var writer: SpoolWriter?
         var count: Int64 = 0
         var body = part.body.makeAsyncIterator()
         while let chunk = try await body.next(isolation: actor) {
             count += Int64(chunk.count)
-            digest?.update(chunk)
-            if temporary == nil {
+            if writer == nil {
                 if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxTotalFieldBytes {
+                    digest?.update(chunk)
                     inMemory += chunk
                     continue
                 }
-                temporary = try createFile(for: head)
-                try write(inMemory[...], to: temporary!, head)
+                try checkDisk(adding: inMemory.count, head)
+                let file = try createFile(for: head)
+                do {
+                    writer = try SpoolWriter(file: file, digest: digest.take(), hashed: inMemory)
+                } catch {
+                    throw writeFailure(error, file, head)
+                }
+                diskBytes += Int64(inMemory.count)
                 inMemory = []
             }
-            try write(chunk, to: temporary!, head)
+            try await write(chunk, to: &writer!, head, isolation: actor)
         }
-        if temporary == nil && limits.memoryThreshold == 0 {
-            temporary = try createFile(for: head)  // an empty file on disk, as every other
+        if writer == nil && limits.memoryThreshold == 0 {
+            // An empty file, on disk as every other.
+            writer = try SpoolWriter(file: try createFile(for: head), digest: digest.take())
+        }
+        var file: TemporaryFile?
+        if let finished = writer.take() {
+            file = finished.file
+            do {
+                digest = try await finished.finish(isolation: actor)
+            } catch {
+                throw writeFailure(error, file!, head)
+            }
         }
         let hash = digest.map { digest in
             var digest = digest
@@ -64,8 +80,8 @@ struct FormCollector {
         }
         let filename = head.filename ?? head.filenameStar ?? ""
         let storage: SpooledFile.Storage
-        if let temporary {
-            storage = .disk(SpoolFileOwner(temporary))
+        if let file {
+            storage = .disk(SpoolFileOwner(file))
         } else {
             memoryBytes += count
             storage = .memory(inMemory)
@@ -110,20 +126,31 @@ struct FormCollector {
         }
     }
 
-    private mutating func write(_ bytes: ArraySlice<UInt8>, to file: TemporaryFile, _ head: MultipartParser.PartHead)
-        throws
-    {
-        guard diskBytes + Int64(bytes.count) <= limits.maxDiskBytes else {
-            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files on disk", head)
-        }
+    private mutating func write(
+        _ bytes: ArraySlice<UInt8>, to writer: inout SpoolWriter, _ head: MultipartParser.PartHead,
+        isolation actor: isolated (any Actor)?
+    ) async throws {
+        try checkDisk(adding: bytes.count, head)
         do {
-            try bytes.withUnsafeBytes { try file.file.write($0) }
+            try await writer.append(bytes, isolation: actor)
         } catch {
-            throw MultipartError(
-                code: .writeFailed, message: "writing \(describe(head)) to \(file.path) failed", partIndex: head.index,
-                cause: error)
+            throw writeFailure(error, writer.file, head)
         }
         diskBytes += Int64(bytes.count)
+    }
+
+    private func checkDisk(adding count: Int, _ head: MultipartParser.PartHead) throws {
+        guard diskBytes + Int64(count) <= limits.maxDiskBytes else {
+            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files on disk", head)
+        }
+    }
+
+    private func writeFailure(_ error: any Error, _ file: TemporaryFile, _ head: MultipartParser.PartHead)
+        -> MultipartError
+    {
+        MultipartError(
+            code: .writeFailed, message: "writing \(describe(head)) to \(file.path) failed", partIndex: head.index,
+            cause: error)
     }
 
     private func breach(_ limit: String, _ value: Int64, _ what: String, _ head: MultipartParser.PartHead)

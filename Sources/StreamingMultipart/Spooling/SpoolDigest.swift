@@ -1,4 +1,5 @@
-/// A hash of each spooled file, computed as its bytes stream to disk (no second read).
+/// A hash of each spooled file, computed as its bytes stream to disk (no second read). `Sendable`, because the
+/// spooler hashes a batch on another thread while it writes the batch.
 ///
 /// The core has no hash of its own, so that an app that only builds or parses never compiles a cryptography
 /// library. The `StreamingMultipartCrypto` product gives `SHA256Digest`, backed by swift-crypto; any other hash fits
@@ -9,7 +10,7 @@
 ///
 /// let spooler = MultipartSpooler(directory: uploads, digest: SHA256Digest.self)
 /// ```
-public protocol SpoolDigest: SendableMetatype {
+public protocol SpoolDigest: Sendable {
     /// The algorithm's name as reports give it, e.g. `"sha-256"`.
     static var algorithm: String { get }
 
