@@ -14,12 +14,15 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "StreamingMultipart", targets: ["StreamingMultipart"]),
+        .library(name: "StreamingMultipartURLSession", targets: ["StreamingMultipartURLSession"]),
         .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
+        .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
         .executable(name: "multipart", targets: ["MultipartCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),  // tests only
     ],
     targets: [
@@ -34,8 +37,18 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
+            name: "StreamingMultipartURLSession",  // URLRequest conveniences: the one target with FoundationNetworking
+            dependencies: ["StreamingMultipart"],
+            swiftSettings: upcoming
+        ),
+        .target(
             name: "StreamingMultipartCrypto",  // SHA-256 for the spooler: the one library target with swift-crypto
             dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: upcoming
+        ),
+        .target(
+            name: "StreamingMultipartNIO",  // ByteBuffer glue for servers and AsyncHTTPClient: swift-nio only
+            dependencies: ["StreamingMultipart", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: upcoming
         ),
         .executableTarget(
@@ -51,7 +64,9 @@ let package = Package(
             name: "StreamingMultipartTests",
             dependencies: [
                 "StreamingMultipart",
+                "StreamingMultipartURLSession",
                 "StreamingMultipartCrypto",
+                "StreamingMultipartNIO",
                 "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

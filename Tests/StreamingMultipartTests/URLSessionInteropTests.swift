@@ -1,5 +1,6 @@
 import Foundation
 import StreamingMultipart
+import StreamingMultipartURLSession
 import Testing
 
 #if canImport(FoundationNetworking)

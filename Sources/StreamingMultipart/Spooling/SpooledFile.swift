@@ -3,7 +3,7 @@ public import Foundation
 /// A file part of a spooled form: its bytes on disk (or in memory, under ``MultipartSpooler/Limits/memoryThreshold``)
 /// and what the client said of it.
 ///
-/// A spooled file on disk belongs to its form until it is moved out with ``move(to:)``: it is removed by
+/// A spooled file on disk belongs to its form until it is moved out with ``move(to:)-(String)``: it is removed by
 /// ``SpooledForm/removeFiles()``, at the end of ``MultipartSpooler/withSpooledForm(_:contentType:contentEncoding:isolation:_:)``,
 /// or, at the latest, when the last copy of this value goes away.
 ///

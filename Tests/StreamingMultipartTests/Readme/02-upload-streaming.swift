@@ -1,5 +1,5 @@
 import Foundation
-import StreamingMultipart
+import StreamingMultipartURLSession  // the core and the URLRequest conveniences
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking  // URLSession on Linux

@@ -1,4 +1,8 @@
+// The URLSession glue, a module of its own so that a server built on the core links neither FoundationNetworking
+// nor libcurl. A client imports this module alone: it re-exports the core.
+
 public import Foundation
+@_exported public import StreamingMultipart
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking

@@ -1,0 +1,111 @@
+import Foundation
+import NIOCore
+import StreamingMultipart
+import StreamingMultipartNIO
+import Testing
+
+/// StreamingMultipartNIO: the builder's body as ByteBuffers, and ByteBuffer bodies parsed and spooled.
+@Suite struct ByteBufferTests {
+    func sampleBody(in folder: TemporaryFolder) throws -> MultipartBody {
+        var random = SeededGenerator(seed: 11)
+        let file = try folder.file("photo.bin", contents: random.bytes(200_000))
+        var body = MultipartBody()
+        try body.append(.text("Sunset", name: "caption"))
+        try body.append(.file(at: file, name: "photo"))
+        try body.append(.data(Data(random.bytes(70_000)), name: "raw", filename: "raw.bin"))
+        return body
+    }
+
+    func buffers(of bytes: [UInt8], size: Int) -> AsyncStream<ByteBuffer> {
+        AsyncStream { continuation in
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + size, bytes.count)]))
+            }
+            continuation.finish()
+        }
+    }
+
+    @Test(arguments: [1, 1000, 65536])
+    func theBodyAsByteBuffersIsTheBodyEveryTime(size: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let expected = try body.bytes()
+        let sequence = body.byteBuffers(size: size)
+        #expect(sequence.length == Int64(expected.count))
+        for _ in 0..<2 {  // a retry sends the whole body again
+            var bytes: [UInt8] = []
+            var count = 0
+            for try await buffer in sequence {
+                #expect(buffer.readableBytes <= size && buffer.readableBytes > 0)
+                bytes += buffer.readableBytesView
+                count += 1
+            }
+            #expect(bytes == expected)
+            #expect(count == (expected.count + size - 1) / size)
+        }
+    }
+
+    @Test func aCompressedBodyHasNoLengthAndInflatesToTheBody() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let sequence = body.byteBuffers(compression: .gzip)
+        #expect(sequence.length == nil)
+        var gzipped: [UInt8] = []
+        for try await buffer in sequence { gzipped += buffer.readableBytesView }
+        var parts: [String: [UInt8]] = [:]
+        for try await part in try buffers(of: gzipped, size: 4096).multipartParts(
+            boundary: body.boundary, contentEncoding: "gzip")
+        {
+            parts[part.head.name] = try await part.body.collect(upTo: 1 << 20)
+        }
+        #expect(parts["caption"] == Array("Sunset".utf8))
+        #expect(parts["photo"]?.count == 200_000)
+    }
+
+    @Test func aBodyThatFailsMidwayThrows() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("shrinks.bin", contents: [UInt8](repeating: 1, count: 300_000))
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "f"))
+        try Data(repeating: 1, count: 10).write(to: file)  // shorter than appended
+        var iterator = body.byteBuffers().makeAsyncIterator()
+        await #expect(throws: MultipartError.self) {
+            while try await iterator.next() != nil {}
+        }
+    }
+
+    @Test(arguments: [1, 777, 65536])
+    func byteBufferBodiesParseAndSpoolAsArraysDo(size: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let bytes = try body.bytes()
+        var names: [String] = []
+        var lengths: [Int] = []
+        for try await part in try buffers(of: bytes, size: size).multipartParts(contentType: body.contentType) {
+            names.append(part.head.name)
+            var length = 0
+            for try await chunk in part.body { length += chunk.count }
+            lengths.append(length)
+        }
+        #expect(names == ["caption", "photo", "raw"])
+        #expect(lengths == [6, 200_000, 70_000])
+
+        let spool = folder.url.appendingPathComponent("spool")
+        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+        try await MultipartSpooler(directory: spool).withSpooledForm(
+            buffers(of: bytes, size: size), contentType: body.contentType
+        ) { form throws in
+            #expect(form.value(of: "caption") == "Sunset")
+            var random = SeededGenerator(seed: 11)
+            let photo = random.bytes(200_000)
+            #expect(try form.file(named: "photo")?.contents() == photo)
+            #expect(try form.file(named: "raw")?.contents() == random.bytes(70_000))
+            #expect(form.files.map(\.byteCount) == [200_000, 70_000])
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path) == [])
+    }
+}
