@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+/// The UploadServer binary `swift test` built beside this test bundle, started on a free port with a spool folder
+/// of its own; `stop()` ends it.
+final class RunningServer: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let spool: URL
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// The binary, when it was built.
+    static let binary: String? = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            beside.appendingPathComponent("UploadServer").path,
+            beside.deletingLastPathComponent().appendingPathComponent("UploadServer").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/UploadServer").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    init(arguments: [String] = []) throws {
+        spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: try #require(Self.binary))
+        process.arguments = ["--port", "0", "--spool-dir", spool.path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // "UploadServer listening on http://127.0.0.1:PORT/, spooling to …"
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            guard let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty else { break }
+            line += byte
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+        else {
+            process.terminate()
+            throw ServerError(message: "the server did not say its port: \(text)")
+        }
+        self.port = port
+    }
+
+    struct ServerError: Error { let message: String }
+
+    /// The files in the spool folder now.
+    func spooledFiles() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: spool.path) }
+
+    /// The server's peak resident memory so far, in KiB (Linux: `VmHWM` in /proc/PID/status).
+    func peakResidentKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: spool)
+    }
+}
+
+/// What a finished program said.
+struct Finished {
+    var status: Int32
+    var output: Data
+    var errors: String
+    var text: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// Runs `executable` with `arguments` to its end.
+func run(_ executable: String, _ arguments: [String]) throws -> Finished {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let collected = Collected()
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    group.wait()
+    return Finished(
+        status: process.terminationStatus, output: data, errors: String(decoding: collected.errors, as: UTF8.self))
+}
+
+private final class Collected: @unchecked Sendable {
+    var errors = Data()
+}
+
+/// The first `name` on PATH.
+func onPath(_ name: String) -> String? {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// python3 when it can import `module`.
+func python(with module: String) -> String? {
+    guard let python = onPath("python3"), let result = try? run(python, ["-c", "import \(module)"]), result.status == 0
+    else { return nil }
+    return python
+}
+
+/// What the server answered for an upload.
+struct Answer: Decodable {
+    struct Field: Decodable {
+        var name: String
+        var value: String
+    }
+
+    struct File: Decodable {
+        var field: String
+        var filename: String
+        var contentType: String?
+        var size: Int64
+        var sha256: String?
+    }
+
+    struct Failure: Decodable {
+        var code: String
+        var message: String
+        var offset: Int64?
+    }
+
+    var fields: [Field]?
+    var files: [File]?
+    var error: Failure?
+}
