@@ -1,5 +1,6 @@
 import Foundation
 import StreamingMultipart
+import StreamingMultipartNIO
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -115,5 +116,37 @@ import FoundationNetworking
 
         let parser = try uploadParser(contentType: body.contentType)
         #expect(parser.limits.maxParts == 20 && parser.mode == .lenient)
+    }
+
+    @Test func spoolExampleKeepsThePhotosAndRemovesTheRest() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let spool = folder.url.appendingPathComponent("spool")
+        let photos = folder.url.appendingPathComponent("photos")
+        for url in [spool, photos] {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+        let first = [UInt8](repeating: 1, count: 70_000)
+        let second = [UInt8](repeating: 2, count: 5_000)
+        var body = MultipartBody()
+        try body.append(.text("Sunset", name: "caption"))
+        try body.append(.data(Data(first), name: "photos", filename: "a.jpg"))
+        try body.append(.data(Data(second), name: "photos", filename: "b.jpg"))
+        try body.append(.data(Data([3, 3, 3]), name: "notes", filename: "notes.txt"))
+        var reader = body.makeReader(compression: .gzip)
+        let chunks = chunkStream(try reader.readAll(), size: 4096)
+        let caption = try await receiveUpload(
+            chunks, contentType: body.contentType, contentEncoding: "gzip", spool: spool.path, photos: photos.path)
+        #expect(caption == "Sunset")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path) == [])
+        let kept = try FileManager.default.contentsOfDirectory(atPath: photos.path).sorted()
+        #expect(kept == [sha256Hex(first), sha256Hex(second)].sorted())
+    }
+
+    @Test func byteBufferExampleFindsTheParts() async throws {
+        let body = try exampleBody()
+        let buffers = body.byteBuffers(size: 1000)
+        let names = try await partNames(of: buffers, contentType: body.contentType)
+        #expect(names == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
     }
 }

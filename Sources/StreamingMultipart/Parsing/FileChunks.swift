@@ -10,8 +10,9 @@
 ///
 /// Each `next()` is one `read(2)` on the calling task: meant for local files, whose reads come from the page cache
 /// or a disk in microseconds. The file is opened at the first `next()`, without blocking on a FIFO, and must be a
-/// regular file. Iterate from a nonisolated context (a server's handler): from the main actor every `next()` hops
-/// to the global executor and back, which made a 256 MiB body take 0.67 s instead of 0.07 s.
+/// regular file. The reads run on the caller's actor, the main actor too (SE-0421's `next(isolation:)`): a 256 MiB
+/// body parsed from top-level code took 0.07 to 0.14 s, as fast as off any actor (it took 0.67 s while every chunk
+/// hopped to the global executor and back).
 public struct FileChunks: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
 
@@ -44,7 +45,12 @@ public struct FileChunks: AsyncSequence, Sendable {
         /// - Throws: ``MultipartError/Code/fileNotFound``, ``MultipartError/Code/fileUnreadable`` or
         ///   ``MultipartError/Code/notARegularFile`` at the first call; ``MultipartError/Code/fileUnreadable`` for a
         ///   failed read, with the ``SystemCallError`` as its cause.
-        public mutating func next() async throws -> [UInt8]? {
+        public mutating func next() async throws -> [UInt8]? { try nextChunk() }
+
+        /// The next chunk, read on the caller's actor (SE-0421): no hop to the global executor and back per chunk.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? { try nextChunk() }
+
+        private mutating func nextChunk() throws -> [UInt8]? {
             guard !isFinished else { return nil }
             let file = try self.file ?? open()
             self.file = file
