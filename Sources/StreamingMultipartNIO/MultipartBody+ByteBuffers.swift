@@ -61,7 +61,14 @@ public struct MultipartByteBuffers: AsyncSequence, Sendable {
         /// The next buffer of at most `size` bytes, or nil after the last.
         ///
         /// - Throws: what ``StreamingMultipart/BodyReader/read(into:)`` throws; `CancellationError`.
-        public mutating func next() async throws -> ByteBuffer? {
+        public mutating func next() async throws -> ByteBuffer? { try nextBuffer() }
+
+        /// The next buffer, read on the caller's actor (SE-0421): no hop to the global executor and back.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ByteBuffer? {
+            try nextBuffer()
+        }
+
+        private mutating func nextBuffer() throws -> ByteBuffer? {
             try Task.checkCancellation()
             var buffer = allocator.buffer(capacity: size)
             let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { free in

@@ -8,8 +8,10 @@ struct ServerOptions {
     var spoolDirectory: String?
     /// The most bytes one file may have.
     var maxFileBytes: Int64 = 8 << 30
+    /// Whether each file's SHA-256 is computed (off only to measure what it costs).
+    var hashes = true
 
-    static let usage = "usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N]"
+    static let usage = "usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N] [--no-sha256]"
 
     /// Reads the arguments; a wrong one is a one-line message.
     init(arguments: [String]) throws(UsageError) {
@@ -31,6 +33,8 @@ struct ServerOptions {
                     throw UsageError("--max-file-bytes takes a number of bytes above 0")
                 }
                 maxFileBytes = bytes
+            case "--no-sha256":
+                hashes = false
             case "-h", "--help":
                 throw UsageError(nil)
             default:

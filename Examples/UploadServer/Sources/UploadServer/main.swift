@@ -37,7 +37,8 @@ guard FileManager.default.fileExists(atPath: spoolDirectory, isDirectory: &isDir
 var limits = MultipartSpooler.Limits()
 limits.parser.maxFileBytes = options.maxFileBytes
 let service = UploadService(
-    spooler: MultipartSpooler(directory: spoolDirectory, limits: limits, digest: SHA256Digest.self))
+    spooler: MultipartSpooler(
+        directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil))
 
 let router = Router()
 router.get("/") { _, _ in
