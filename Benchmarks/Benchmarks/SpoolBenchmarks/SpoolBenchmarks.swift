@@ -58,8 +58,15 @@ struct OneFileForm: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(size: size) }
 }
 
-/// Spools the form and removes the file; returns the bytes spooled.
+/// The spooler's own thread: see `ThreadExecutor`.
+let executor = ThreadExecutor()
+
+/// Spools the form and removes the file, on `executor`; returns the bytes spooled.
 func spool(size: Int, digest: (any SpoolDigest.Type)?) async throws -> Int {
+    try await withTaskExecutorPreference(executor) { try await spoolHere(size: size, digest: digest) }
+}
+
+func spoolHere(size: Int, digest: (any SpoolDigest.Type)?) async throws -> Int {
     let spooler = MultipartSpooler(directory: folder, digest: digest)
     let form = try await spooler.spool(
         OneFileForm(size: size), contentType: "multipart/form-data; boundary=\(boundary)")
