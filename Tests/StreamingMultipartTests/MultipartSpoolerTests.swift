@@ -417,6 +417,103 @@ struct DroppedConnection: AsyncSequence {
     }
 }
 
+/// A body of a head, `unit` repeated to about `size` bytes, and a tail, made a 64 KiB chunk at a time.
+struct FloodBody: AsyncSequence, Sendable {
+    let head: [UInt8]
+    let unit: [UInt8]
+    let tail: [UInt8]
+    let size: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let block: [UInt8]
+        let tail: [UInt8]
+        var pending: [UInt8]?
+        var blocksLeft: Int
+
+        mutating func next() async -> [UInt8]? {
+            if let head = pending {
+                pending = nil
+                return head
+            }
+            if blocksLeft > 0 {
+                blocksLeft -= 1
+                return block
+            }
+            if blocksLeft == 0 {
+                blocksLeft = -1
+                return tail
+            }
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        let block = Array([[UInt8]](repeating: unit, count: Swift.max(1, 65536 / unit.count)).joined())
+        return AsyncIterator(block: block, tail: tail, pending: head, blocksLeft: Swift.max(1, size / block.count))
+    }
+}
+
+/// Hostile forms at 1, 16 and 64 MB: the spooler's time grows linearly (64 MB within 8× of 16 MB) and it leaves
+/// nothing behind.
+@Suite(.serialized) struct SpoolerLinearTimeTests {
+    static let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+
+    static func spool(_ body: FloodBody, limits: MultipartSpooler.Limits, in folder: TemporaryFolder) async throws
+        -> (Duration, SpooledForm)
+    {
+        let spooler = MultipartSpooler(directory: folder.url, limits: limits, digest: SHA256Digest.self)
+        var form: SpooledForm?
+        let duration = try await ContinuousClock().measure {
+            form = try await spooler.spool(body, contentType: "multipart/form-data; boundary=\(boundary)")
+        }
+        return (duration, form!)
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func manyTinyFields() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits()
+        limits.parser.maxParts = 10_000_000
+        limits.maxTotalFieldBytes = 1 << 30
+        let unit = Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n".utf8)
+        var durations: [Duration] = []
+        var counts: [Int] = []
+        for size in [1 << 20, 16 << 20, 64 << 20] {
+            let body = FloodBody(head: [], unit: unit, tail: Array("--\(Self.boundary)--\r\n".utf8), size: size)
+            let (duration, form) = try await Self.spool(body, limits: limits, in: folder)
+            durations.append(duration)
+            counts.append(form.fields.count)
+        }
+        print("SpoolerLinearTimeTests: many tiny fields: \(durations), \(counts) fields")
+        #expect(durations[2] / durations[1] < 8)
+        #expect(counts[2] > counts[1] && counts[1] > counts[0])
+        #expect(try folder.contents() == [])
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func lineBreakFloodInAFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let head = Array(
+            "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n\r\n".utf8)
+        var durations: [Duration] = []
+        for size in [1 << 20, 16 << 20, 64 << 20] {
+            let body = FloodBody(
+                head: head, unit: Array("\r\n\r\r\n\n\r\n--".utf8), tail: Array("\r\n--\(Self.boundary)--\r\n".utf8),
+                size: size)
+            let (duration, form) = try await Self.spool(body, limits: .default, in: folder)
+            durations.append(duration)
+            #expect(form.files.count == 1 && form.files[0].byteCount >= Int64(size) - 65536)
+            #expect(try folder.contents().count == 1)
+            form.removeFiles()
+        }
+        print("SpoolerLinearTimeTests: line-break flood in a file: \(durations)")
+        #expect(durations[2] / durations[1] < 8)
+        #expect(try folder.contents() == [])
+    }
+}
+
 /// A tmpfs of a few MiB, mounted for one test: a disk that fills up, and another file system.
 struct SmallDisk {
     let path: String
