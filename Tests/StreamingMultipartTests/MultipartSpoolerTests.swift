@@ -395,6 +395,20 @@ struct DroppedConnection: AsyncSequence {
         #expect(form.value(of: "caption") == "Sunset over the bay")
     }
 
+    @Test func filenameStarWinsOverFilenameAsGoAndWerkzeugReadIt() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = crlf(
+            "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"plain.txt\"; "
+                + "filename*=utf-8''star%C3%A9.txt\r\n\r\nx\r\n"
+                + "--B\r\nContent-Disposition: form-data; name=\"g\"; filename*=utf-8''only%C3%A9.txt\r\n\r\ny\r\n--B--\r\n"
+        )
+        let form = try await MultipartSpooler(directory: folder.url).spool(
+            chunkStream(body, size: 7), contentType: "multipart/form-data; boundary=B")
+        #expect(form.files.map(\.filename) == ["staré.txt", "onlyé.txt"])
+        #expect(form.files.map(\.safeFilename) == ["staré.txt", "onlyé.txt"])
+    }
+
     @Test func safeBaseNames() {
         let cases: [(String, String)] = [
             ("photo.jpg", "photo.jpg"),

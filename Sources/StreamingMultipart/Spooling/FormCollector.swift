@@ -78,7 +78,8 @@ struct FormCollector {
             var digest = digest
             return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
         }
-        let filename = head.filename ?? head.filenameStar ?? ""
+        // filename* first when a client sends both, as RFC 6266 §4.3 asks and Go and Werkzeug read it.
+        let filename = head.filenameStar ?? head.filename ?? ""
         let storage: SpooledFile.Storage
         if let file {
             storage = .disk(SpoolFileOwner(file))

@@ -16,7 +16,8 @@ public import Foundation
 public struct SpooledFile: Sendable {
     /// The part's field name (`Content-Disposition`'s `name`).
     public let name: String
-    /// The filename as the client sent it (`filename`, else the decoded `filename*`), unchanged: it may hold
+    /// The filename as the client sent it (the decoded `filename*` when sent, else `filename`: RFC 6266 §4.3, and
+    /// what Go's mime/multipart and Werkzeug report), unchanged: it may hold
     /// folders, `..`, quotes or control characters. Never use it as a path; see ``safeFilename``.
     public let filename: String
     /// ``filename`` made safe to use as the last component of a path; see ``safeBaseName(_:)``.
