@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .target(
@@ -57,6 +58,8 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport",
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/AsyncBenchmarks",

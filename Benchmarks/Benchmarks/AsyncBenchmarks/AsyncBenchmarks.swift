@@ -1,6 +1,8 @@
 import Benchmark
 import BenchmarkSupport
+import NIOCore
 import StreamingMultipart
+import StreamingMultipartNIO
 
 /// The async parts layer against the sans-I/O parser on the same 64 KiB chunks: off any actor, and on the main
 /// actor (where every `next()` hopped executors before `next(isolation:)`).
@@ -68,6 +70,39 @@ func recordSlowdown(_ benchmark: Benchmark, _ body: ParseFixtures.Body, async: (
     benchmark.measurement(slowdown, Int(100 * Double(end - middle) / Double(middle - start)))
 }
 
+/// A body's 64 KiB chunks as `ByteBuffer`s, made before timing: what a NIO server's request body hands over.
+struct BufferChunks: AsyncSequence, Sendable {
+    let buffers: [ByteBuffer]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let buffers: [ByteBuffer]
+        var index = 0
+
+        mutating func next(isolation actor: isolated (any Actor)?) async -> ByteBuffer? { nextBuffer() }
+        mutating func next() async -> ByteBuffer? { nextBuffer() }
+
+        mutating func nextBuffer() -> ByteBuffer? {
+            guard index < buffers.count else { return nil }
+            defer { index += 1 }
+            return buffers[index]
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buffers: buffers) }
+}
+
+/// The async parts over ByteBuffers, each copied once into an array (`ByteBuffer: MultipartChunk`).
+nonisolated func parseByteBuffers(_ buffers: BufferChunks, _ body: ParseFixtures.Body) async throws {
+    var bytes = 0
+    for try await part in try buffers.multipartParts(contentType: contentType, limits: limits()) {
+        for try await chunk in part.body { bytes += chunk.count }
+    }
+    precondition(bytes == body.bodyBytes)
+}
+
+/// ByteBuffers' time over arrays' ×100, the two back to back in each iteration.
+let bufferCost = BenchmarkMetric.custom("ByteBuffers/arrays ×100", polarity: .prefersSmaller, useScalingFactor: false)
+
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds,
@@ -97,6 +132,20 @@ let benchmarks: @Sendable () -> Void = {
         }
         Benchmark("Slowdown, main actor: \(name)", configuration: ratios) { benchmark in
             try await recordSlowdown(benchmark, body) { try await parseAsyncOnMainActor(body) }
+        }
+        let buffers = BufferChunks(
+            buffers: stride(from: 0, to: body.bytes.count, by: 65536).map {
+                ByteBuffer(bytes: body.bytes[$0..<min($0 + 65536, body.bytes.count)])
+            })
+        let copies = Benchmark.Configuration(
+            metrics: [bufferCost], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
+        Benchmark("ByteBuffer copy: \(name)", configuration: copies) { benchmark in
+            let start = Payload.now()
+            try await parseAsyncOffActors(body)
+            let middle = Payload.now()
+            try await parseByteBuffers(buffers, body)
+            let end = Payload.now()
+            benchmark.measurement(bufferCost, Int(100 * Double(end - middle) / Double(middle - start)))
         }
     }
 }
