@@ -58,9 +58,11 @@ import Testing
     }
 
     @Test func sixtyFourMebibytesOfDelimiterNearMisses() throws {
+        // Lines every reader takes for data: the boundary cut short, after a bare CR or LF with text after it, or
+        // in the middle of a line.
         let misses = [
-            "\r\n--\(boundary.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(boundary.prefix(19))", "\r--\(boundary)",
-            "\n--\(boundary)", "\r\n--\(boundary)X",
+            "\r\n--\(boundary.dropLast())", "\r\n-", "\r\n-------", "\r\n--\(boundary.prefix(19))",
+            "\r--\(boundary)X", "\n--\(boundary)X", "x--\(boundary)\r\n", "x--\(boundary)--",
         ].flatMap { Array($0.utf8) }
         let block = Array((0..<(65536 / misses.count + 1)).flatMap { _ in misses }.prefix(65536))
         let tally = try feed([fileHead, close], repeating: block, times: 1024)

@@ -77,10 +77,27 @@ import Testing
         #expect(parts.map(\.text) == ["alpha", "line1\r\nline2"])
     }
 
-    @Test func boundaryLookalikesAreData() throws {
-        let content = "--xyz is not at a line start\r\n--xy\r\n--xyzz longer\r\n-\r\n--\r\n\r\r\n--x"
+    @Test(arguments: [MultipartParser.Mode.strict, .lenient])
+    func boundaryLookalikesAreData(mode: MultipartParser.Mode) throws {
+        let content = "a --xyz in the middle of a line\r\nx--xyz\r\n--xy\r\n-\r\n--\r\n\r\r\n--x\r--xyzz\n--xyz-"
         let body = crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n\(content)\r\n--xyz--\r\n")
-        let parts = try #require(parseEveryChunking(body, boundary: "xyz").parts)
+        let parts = try #require(parseEveryChunking(body, boundary: "xyz", mode: mode).parts)
+        #expect(parts.map(\.text) == [content])
+    }
+
+    @Test func aLineThatBeginsWithTheBoundaryIsRefusedInStrictModeAndDataInLenientMode() throws {
+        // RFC 2046 §5.1.1: the boundary may not begin a line inside a part; lenient mode reads such a line as data,
+        // as Go, Werkzeug and python-multipart do.
+        let head = "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n"
+        let content = "one\r\n--xyzz is longer\r\ntwo"
+        let body = crlf(head + content + "\r\n--xyz--\r\n")
+        guard case .failed(let code, let offset, _, _) = parseEveryChunking(body, boundary: "xyz") else {
+            Issue.record("strict mode read a line that begins with the boundary")
+            return
+        }
+        #expect(code == .invalidDelimiter)
+        #expect(offset == Int64(head.utf8.count + 3))  // the CRLF before "--xyzz"
+        let parts = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts)
         #expect(parts.map(\.text) == [content])
     }
 

@@ -7,20 +7,73 @@ import Testing
 @Suite struct ParserHardeningTests {
     // MARK: An empty part is never merged into the next one
 
-    @Test(arguments: [MultipartParser.Mode.strict, .lenient])
-    func aDelimiterRightAfterTheHeadersEndsAnEmptyPart(mode: MultipartParser.Mode) throws {
-        // The header block's empty line doubles as the delimiter's line break, as some clients send an empty value.
+    @Test func aDelimiterRightAfterTheHeadersEndsAnEmptyPartInLenientMode() throws {
+        // The header block's empty line doubles as the delimiter's line break. Go and Werkzeug read an empty part;
+        // python-multipart reads the delimiter as data, merging the part with the next one.
         let body = crlf(
             "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n"
                 + "--xyz\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nbee\r\n"
-                + "--xyz\r\nContent-Disposition: form-data; name=\"c\"\r\n\r\n--xyz--\r\n")
-        guard case .parsed(let parts, let quirks) = parseEveryChunking(body, boundary: "xyz", mode: mode) else {
+                + "--xyz\r\nContent-Disposition: form-data; name=\"c\"\r\n\r\n\r\n--xyz--\r\n")
+        guard case .parsed(let parts, let quirks) = parseEveryChunking(body, boundary: "xyz", mode: .lenient) else {
             Issue.record("did not parse")
             return
         }
         #expect(parts.map(\.name) == ["a", "b", "c"])
         #expect(parts.map(\.text) == ["", "bee", ""])
         #expect(quirks == [.delimiterAfterHeaders])
+        // Strict mode refuses the body, at the first such delimiter, naming the readers that disagree.
+        guard case .failed(let code, let offset, let partsSoFar, _) = parseEveryChunking(body, boundary: "xyz") else {
+            Issue.record("strict mode read an empty part that python-multipart merges with the next")
+            return
+        }
+        #expect(code == .invalidDelimiter)
+        #expect(offset == Int64("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n".utf8.count))
+        #expect(partsSoFar.map(\.name) == ["a"])
+        let error = #expect(throws: MultipartError.self) {
+            var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
+            try parser.append(body)
+            while try parser.next() != nil {}
+        }
+        #expect(error?.message.contains("python-multipart") == true, "\(error?.message ?? "")")
+        #expect(error?.partIndex == 0)
+    }
+
+    @Test(arguments: [MultipartParser.Mode.strict, .lenient])
+    func aCloseDelimiterRightAfterTheHeadersIsRefused(mode: MultipartParser.Mode) throws {
+        // Go and Werkzeug end the body there; python-multipart reads the close as data and finds part b after it.
+        let body = crlf(
+            "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n--xyz--\r\n"
+                + "--xyz\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nbee\r\n--xyz--\r\n")
+        #expect(parseEveryChunking(body, boundary: "xyz", mode: mode).error == .invalidDelimiter)
+    }
+
+    @Test func anEmptyFormsCloseDelimiterEndsAsInStrictModeInLenientModeToo() throws {
+        // Go reads "--xyz--" followed by a bare LF or text as a preamble line, and reads on to part a.
+        for close in ["--xyz--\n", "--xyz--x\r\n", "\r\n--xyz--\n"] {
+            let body = crlf(close + "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--\r\n")
+            #expect(parseEveryChunking(body, boundary: "xyz", mode: .lenient).error == .invalidDelimiter, "\(close)")
+        }
+        // An empty form alone still parses, with or without its final line break.
+        for body in ["--xyz--\r\n", "--xyz--", "--xyz--\r\nepilogue"] {
+            #expect(parseEveryChunking(crlf(body), boundary: "xyz", mode: .lenient).parts == [], "\(body)")
+        }
+    }
+
+    @Test func aBareLineFeedBeforeTheFirstDelimiterNeverHidesAPart() throws {
+        // Go, Werkzeug and python-multipart read parts a and b; strict mode used to skip "\n--xyz" as preamble and
+        // return b alone.
+        let body = crlf(
+            "\n--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n"
+                + "--xyz\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\n2\r\n--xyz--\r\n")
+        guard case .failed(let code, let offset, let partsSoFar, _) = parseEveryChunking(body, boundary: "xyz") else {
+            Issue.record("strict mode read the body")
+            return
+        }
+        #expect(code == .invalidDelimiter)
+        #expect(offset == 0)
+        #expect(partsSoFar.isEmpty)
+        let lenient = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts)
+        #expect(lenient.map(\.name) == ["a", "b"])
     }
 
     @Test func aLineFeedOnlyEmptyPartInLenientMode() throws {
@@ -32,10 +85,12 @@ import Testing
         #expect(parts.map(\.text) == ["", "b"])
     }
 
-    @Test func aBodyThatOnlyStartsLikeADelimiterIsData() throws {
+    @Test func aBodyThatOnlyStartsLikeADelimiterIsDataInLenientMode() throws {
         let body = crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n--xyzz\r\n--xy\r\n--xyz--\r\n")
-        let parts = try #require(parseEveryChunking(body, boundary: "xyz").parts)
+        let parts = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts)
         #expect(parts.map(\.text) == ["--xyzz\r\n--xy"])
+        // A line that begins with the boundary (RFC 2046 §5.1.1), at the body's start as anywhere else.
+        #expect(parseEveryChunking(body, boundary: "xyz").parts == nil)
     }
 
     // MARK: Padding and blanks

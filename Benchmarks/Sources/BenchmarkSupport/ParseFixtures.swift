@@ -47,13 +47,14 @@ public enum ParseFixtures {
     }
 
     /// F4: one part of 64 MiB of delimiter near-misses: the delimiter minus its last byte, `\r\n-`, runs of
-    /// dashes, half boundaries, the boundary after a bare CR or LF, and random filler.
+    /// dashes, half boundaries, the boundary after a bare CR or LF with a letter after it (with a line break after
+    /// it, a reader would take it for a delimiter), and random filler.
     public static func nearMisses(size: Int = 64 << 20) -> Body {
         var random = SplitMix(seed: 4)
         let pieces: [[UInt8]] = [
             Array("\r\n--\(boundary.dropLast())".utf8), Array("\r\n-".utf8), Array("\r\n-------".utf8),
-            Array("\r\n--\(boundary.prefix(boundary.count / 2))".utf8), Array("\r--\(boundary)".utf8),
-            Array("\n--\(boundary)".utf8),
+            Array("\r\n--\(boundary.prefix(boundary.count / 2))".utf8), Array("\r--\(boundary)x".utf8),
+            Array("\n--\(boundary)x".utf8),
         ]
         var content: [UInt8] = []
         content.reserveCapacity(size + 64)

@@ -6,30 +6,67 @@ import Musl
 import Darwin
 #endif
 
-/// Finds a delimiter pattern (`\r\n--boundary`, or `\n--boundary` in lenient mode) in contiguous bytes: the one hot
-/// loop of the parser.
+/// Finds `--boundary` in contiguous bytes: the one hot loop of the parser.
 ///
-/// The search compares 16 positions at a time: one vector load for the pattern's first byte at each position and
-/// one for its last byte `count - 1` further on (W. Muła's "SIMD-friendly" substring search). Only positions where
-/// both match are checked in full with `memcmp`. Random data gives a candidate about once per 64 KiB, and CR/LF-dense
-/// or boundary-prefix-dense data still takes one vector step per 16 bytes, so the scan is linear in every case.
+/// Two searches share one loop. Inside a body, ``firstLineMatch(in:from:)`` finds `--boundary` right after a CR or
+/// an LF, the places where some reader of the body sees a delimiter line (a CRLF, a bare LF, a bare CR); the parser
+/// decides which of them it reads as one. In a preamble, ``firstMatch(in:from:)`` finds it anywhere, since one
+/// reader (Werkzeug) takes a boundary in the middle of a preamble line for the first delimiter.
+///
+/// The search compares 16 positions at a time: one vector load for the match's first byte at each position and
+/// one for its last byte further on (W. Muła's "SIMD-friendly" substring search). Only positions where both match
+/// are checked in full with `memcmp`. Random data gives a candidate about once per 64 KiB, and CR/LF-dense or
+/// boundary-prefix-dense data still takes one vector step per 16 bytes, so the scan is linear in every case.
 /// Unsafe pointers stay inside the closures that lend them.
 struct BoundaryScanner: Sendable {
-    /// The pattern: a line break and `--boundary`; its first byte (CR or LF) occurs nowhere else in it.
-    let pattern: [UInt8]
+    /// `--boundary`. A boundary holds no CR or LF (RFC 2046 §5.1.1), so neither occurs in it.
+    let dashBoundary: [UInt8]
 
-    init(pattern: [UInt8]) {
-        precondition(pattern.count >= 2)
-        self.pattern = pattern
+    init(dashBoundary: [UInt8]) {
+        precondition(dashBoundary.count >= 3 && !dashBoundary.contains(0x0D) && !dashBoundary.contains(0x0A))
+        self.dashBoundary = dashBoundary
     }
 
-    /// The offset of the first full occurrence of the pattern at or after `start`, or nil.
+    /// The offset of the first CR or LF at or after `start` that `--boundary` follows, or nil.
+    ///
+    /// A match that every reader of a body takes for data is stepped over: `--boundary` followed by a byte no
+    /// delimiter has there (not `-`, a blank, CR or LF) after a bare CR or LF, and after a CRLF too when
+    /// `longerLinesAreData`. Hostile input can hold such lines densely, and returning each one to the parser
+    /// cost six times the scan.
+    func firstLineMatch(in buffer: UnsafeRawBufferPointer, from start: Int, longerLinesAreData: Bool) -> Int? {
+        search(buffer, from: start, afterLineBreak: true) { match in
+            let next = match &+ 1 &+ dashBoundary.count
+            guard next < buffer.count, Self.isOrdinary(buffer[next]) else { return true }
+            let afterCRLF = buffer[match] == 0x0A && match > 0 && buffer[match &- 1] == 0x0D
+            return afterCRLF && !longerLinesAreData
+        }
+    }
+
+    /// Whether `byte` cannot follow `--boundary` in a delimiter line: not `-`, a space, a tab, CR or LF.
+    @inline(__always)
+    private static func isOrdinary(_ byte: UInt8) -> Bool {
+        byte != UInt8(ascii: "-") && byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") && byte != 0x0D
+            && byte != 0x0A
+    }
+
+    /// The offset of the first `--boundary` at or after `start`, or nil.
     func firstMatch(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        let count = pattern.count
+        search(buffer, from: start, afterLineBreak: false) { _ in true }
+    }
+
+    /// The shared loop: with `afterLineBreak`, a match is a CR or LF followed by `--boundary`, and the offset is
+    /// that of the line break. Returns the first match that `accept` takes; the others are stepped over where they
+    /// are found, without restarting the scan.
+    @inline(__always)
+    private func search(
+        _ buffer: UnsafeRawBufferPointer, from start: Int, afterLineBreak: Bool, accept: (Int) -> Bool
+    ) -> Int? {
+        let count = dashBoundary.count &+ (afterLineBreak ? 1 : 0)
         guard let base = buffer.baseAddress, buffer.count &- start >= count else { return nil }
-        let firstByte = pattern[0]
-        let first = SIMD16<UInt8>(repeating: firstByte)
-        let last = SIMD16<UInt8>(repeating: pattern[count &- 1])
+        let dash = SIMD16<UInt8>(repeating: UInt8(ascii: "-"))
+        let carriageReturn = SIMD16<UInt8>(repeating: 0x0D)
+        let lineFeed = SIMD16<UInt8>(repeating: 0x0A)
+        let last = SIMD16<UInt8>(repeating: dashBoundary[dashBoundary.count &- 1])
         let tailOffset = count &- 1
         // The vector loop reads 16 bytes at position + tailOffset: it runs while that stays inside the buffer.
         let vectorLimit = buffer.count &- tailOffset &- 16
@@ -37,41 +74,61 @@ struct BoundaryScanner: Sendable {
         while position <= vectorLimit {
             let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
             let tails = base.loadUnaligned(fromByteOffset: position &+ tailOffset, as: SIMD16<UInt8>.self)
-            let candidates = (heads .== first) .& (tails .== last)
+            let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
+            let candidates = firsts .& (tails .== last)
             if any(candidates) {
-                for lane in 0..<16 where candidates[lane] && matches(at: base + (position &+ lane)) {
-                    return position &+ lane
+                var bits = Self.laneBits(candidates)
+                while bits != 0 {
+                    let lane = bits.trailingZeroBitCount
+                    if matches(base + (position &+ lane), afterLineBreak), accept(position &+ lane) {
+                        return position &+ lane
+                    }
+                    bits &= bits &- 1
                 }
             }
             position &+= 16
         }
         // The last few positions, one at a time.
         while position &+ count <= buffer.count {
-            if base.load(fromByteOffset: position, as: UInt8.self) == firstByte, matches(at: base + position) {
-                return position
-            }
+            let byte = base.load(fromByteOffset: position, as: UInt8.self)
+            let first = afterLineBreak ? byte == 0x0D || byte == 0x0A : byte == UInt8(ascii: "-")
+            if first, matches(base + position, afterLineBreak), accept(position) { return position }
             position &+= 1
         }
         return nil
     }
 
+    /// One bit a lane of a 16-lane mask, lane 0 lowest: each half's top bits gathered by one multiplication
+    /// (bit 7 of byte `i` lands on bit `56 + i`).
     @inline(__always)
-    private func matches(at candidate: UnsafeRawPointer) -> Bool {
-        pattern.withUnsafeBytes { memcmp(candidate, $0.baseAddress!, $0.count) == 0 }
+    private static func laneBits(_ mask: SIMDMask<SIMD16<Int8>>) -> UInt16 {
+        let halves = unsafeBitCast(mask, to: SIMD2<UInt64>.self)
+        let low = ((halves[0] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
+        let high = ((halves[1] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
+        return UInt16(truncatingIfNeeded: low) | (UInt16(truncatingIfNeeded: high) &<< 8)
     }
 
-    /// Where the longest suffix of `buffer[start...]` that is a proper prefix of the pattern begins, or nil.
+    @inline(__always)
+    private func matches(_ candidate: UnsafeRawPointer, _ afterLineBreak: Bool) -> Bool {
+        dashBoundary.withUnsafeBytes {
+            memcmp(afterLineBreak ? candidate + 1 : candidate, $0.baseAddress!, $0.count) == 0
+        }
+    }
+
+    /// Where the longest suffix of `buffer[start...]` that is a CR or LF and a proper prefix of `--boundary` begins,
+    /// or nil: bytes before it cannot belong to a line-break match that the next chunk completes.
     ///
-    /// Bytes before that point cannot belong to a delimiter that the next chunk completes. The pattern's first
-    /// byte occurs only once in it, so only the last occurrence of that byte in the final `count - 1` bytes can
-    /// begin such a suffix.
-    func partialMatchStart(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        let windowStart = max(start, buffer.count - (pattern.count - 1))
+    /// `--boundary` holds no CR or LF, so only the last CR or LF in the final `dashBoundary.count` bytes can begin
+    /// such a suffix.
+    func partialLineMatchStart(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        let windowStart = max(start, buffer.count - dashBoundary.count)
         var position = buffer.count - 1
         while position >= windowStart {
-            if buffer[position] == pattern[0] {
-                let length = buffer.count - position
-                return pattern.withUnsafeBytes { memcmp(buffer.baseAddress! + position, $0.baseAddress!, length) == 0 }
+            if buffer[position] == 0x0D || buffer[position] == 0x0A {
+                let length = buffer.count - position - 1
+                return dashBoundary.withUnsafeBytes {
+                    memcmp(buffer.baseAddress! + position + 1, $0.baseAddress!, length) == 0
+                }
                     ? position : nil
             }
             position -= 1

@@ -61,21 +61,27 @@ extension MultipartParser {
     mutating func consumeDelimiter(_ delimiter: Delimiter) -> Event {
         consume(delimiter.length)
         quirks.formUnion(delimiter.quirks)
-        state = delimiter.closes ? .end : .partStart
+        state = delimiter.closes ? .end(emptyForm: false) : .partStart
         return .partEnd
     }
 
     /// At the start of a body: the delimiter that ends an empty part without a line break of its own, if the buffer
     /// begins with one. Returns nil when it does not (the body is read as usual).
+    ///
+    /// Go and Werkzeug read such a delimiter as the end of an empty part; python-multipart reads it as the part's
+    /// data, which would merge this part with the next. Strict mode refuses it, lenient mode reads an empty part.
     private mutating func readDelimiterAtBodyStart() throws -> BodyStep? {
-        let prefix = min(buffer.count, dashBoundary.count)
-        guard buffer.starts(with: dashBoundary[..<prefix]) else { return nil }
-        guard prefix == dashBoundary.count else { return .needInput }
-        let kind = classifyDelimiter(from: buffer.startIndex, boundaryEnd: buffer.startIndex + dashBoundary.count)
+        let count = scanner.dashBoundary.count
+        let prefix = min(buffer.count, count)
+        guard buffer.starts(with: scanner.dashBoundary[..<prefix]) else { return nil }
+        guard prefix == count else { return .needInput }
+        let start = buffer.startIndex
+        let ending = readEnding(boundaryEnd: start + count)
         let delimiter: Delimiter
-        switch kind {
-        case .part(let length): delimiter = Delimiter(length: length, closes: false, quirks: .delimiterAfterHeaders)
-        case .close(let length): delimiter = Delimiter(length: length, closes: true, quirks: .delimiterAfterHeaders)
+        let quirks = Self.quirks(.partBodyStart, ending).union(.delimiterAfterHeaders)
+        switch decide(.partBodyStart, at: start, ending, inPreamble: false) {
+        case .part(let length): delimiter = Delimiter(length: length, closes: false, quirks: quirks)
+        case .close(let length): delimiter = Delimiter(length: length, closes: true, quirks: quirks)
         case .needInput: return .needInput
         case .invalid(let error): throw error
         case .notDelimiter: return nil

@@ -2,8 +2,8 @@ extension MultipartParser {
     /// `.end`: the body is complete.
     ///
     /// Transitions: to `.afterClose`; returns `.end`.
-    mutating func emitEnd() -> Event {
-        state = .afterClose(padding: 0)
+    mutating func emitEnd(emptyForm: Bool) -> Event {
+        state = .afterClose(padding: 0, emptyForm: emptyForm)
         return .end
     }
 
@@ -14,12 +14,16 @@ extension MultipartParser {
     /// only); stays, counting `padding`, while blanks arrive. More than ``maxTransportPadding`` blanks are an error
     /// in strict mode and text after the close delimiter in lenient mode, so a flood of blanks is neither held nor
     /// rescanned.
-    mutating func readAfterClose(padding: Int) throws -> Bool {
+    ///
+    /// The close delimiter of an empty form (the body's first delimiter) ends as in strict mode in both modes: Go
+    /// reads a first line of `--boundary--` with text or a bare LF after it as preamble, and reads on.
+    mutating func readAfterClose(padding: Int, emptyForm: Bool) throws -> Bool {
+        let lenient = mode == .lenient && !emptyForm
         var index = buffer.startIndex
         var padding = padding
         while index < buffer.endIndex, Self.isBlank(buffer[index]) {
             guard padding < Self.maxTransportPadding else {
-                try textAfterClose(at: index)
+                try textAfterClose(at: index, lenient: lenient)
                 consume(index - buffer.startIndex)
                 state = .epilogue
                 return true
@@ -29,39 +33,42 @@ extension MultipartParser {
         }
         consume(index - buffer.startIndex)
         guard let first = buffer.first else {
-            state = .afterClose(padding: padding)
+            state = .afterClose(padding: padding, emptyForm: emptyForm)
             return false
         }
         switch first {
         case 0x0D:
             guard buffer.count >= 2 else {
-                state = .afterClose(padding: padding)
+                state = .afterClose(padding: padding, emptyForm: emptyForm)
                 return false
             }
-            if buffer[buffer.startIndex + 1] != 0x0A { try textAfterClose(at: buffer.startIndex) }
+            if buffer[buffer.startIndex + 1] != 0x0A { try textAfterClose(at: buffer.startIndex, lenient: lenient) }
         case 0x0A:
-            guard mode == .lenient else {
+            guard lenient else {
                 throw MultipartError(
                     code: .invalidDelimiter,
-                    message: "the close delimiter ends in a bare LF; strict mode requires CRLF",
+                    message: mode == .strict
+                        ? "the close delimiter ends in a bare LF; strict mode requires CRLF"
+                        : "the close delimiter of an empty form ends in a bare LF, where Go reads a preamble line "
+                            + "and reads on",
                     offset: bufferOffset)
             }
             quirks.insert(.lineFeedLineEndings)
         default:
-            try textAfterClose(at: buffer.startIndex)
+            try textAfterClose(at: buffer.startIndex, lenient: lenient)
         }
         state = .epilogue
         return true
     }
 
     /// ``finish()`` in `.afterClose`: the body ended on the close delimiter's line, after at most the padding.
-    mutating func finishAfterClose(padding: Int) throws {
+    mutating func finishAfterClose(padding: Int, emptyForm: Bool) throws {
         if buffer.isEmpty {
             quirks.insert(.missingFinalLineBreak)
         } else {
             // A lone CR: the line break was cut short.
             do {
-                try textAfterClose(at: buffer.startIndex)
+                try textAfterClose(at: buffer.startIndex, lenient: mode == .lenient && !emptyForm)
             } catch let error as MultipartError {
                 throw fail(error)
             }
@@ -69,12 +76,15 @@ extension MultipartParser {
         consume(buffer.count)
     }
 
-    private mutating func textAfterClose(at index: Int) throws {
-        guard mode == .lenient else {
+    private mutating func textAfterClose(at index: Int, lenient: Bool) throws {
+        guard lenient else {
             throw MultipartError(
                 code: .invalidDelimiter,
-                message: "text follows the close delimiter on its line; strict mode allows only "
-                    + "\(Self.maxTransportPadding) blanks and a line break",
+                message: mode == .strict
+                    ? "text follows the close delimiter on its line; strict mode allows only "
+                        + "\(Self.maxTransportPadding) blanks and a line break"
+                    : "text follows the close delimiter of an empty form on its line, where Go reads a preamble "
+                        + "line and reads on",
                 offset: bodyOffset(index))
         }
         quirks.insert(.textAfterCloseDelimiter)

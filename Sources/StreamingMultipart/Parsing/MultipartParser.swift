@@ -46,6 +46,9 @@ public struct MultipartParser: Sendable {
     public internal(set) var quirks: Quirks = []
     /// The parts begun so far.
     public internal(set) var partCount = 0
+    /// Whether a bare LF begins a delimiter line inside this body: in lenient mode, when its first delimiter line
+    /// ended in one (Go's `mime/multipart` reads a body the same way). Set once, as the preamble ends.
+    var lineFeedDelimiters = false
 
     /// The most transport padding (spaces and tabs) accepted after a boundary (RFC 2046 §5.1.1 allows any amount;
     /// no client sends more than a few bytes).
@@ -54,16 +57,16 @@ public struct MultipartParser: Sendable {
     /// Unread input. Its first byte is at body offset `bufferOffset`.
     var buffer: ArraySlice<UInt8> = []
     var bufferOffset: Int64 = 0
-    var state: State = .preamble
-    /// `--boundary`, and the scanner for the delimiter that precedes it inside the body.
-    let dashBoundary: [UInt8]
+    var state: State = .preamble(skippedBoundary: nil)
+    /// The search for `--boundary` (which it holds as `dashBoundary`), after a line break or anywhere.
     let scanner: BoundaryScanner
 
     /// The parser's states. Each carries what it needs and says where it goes next.
     enum State: Sendable {
-        /// Skipping bytes before the first `--boundary` (`+Preamble`). Next: `.partStart` after a delimiter line,
-        /// `.end` after a close delimiter (an empty form).
-        case preamble
+        /// Skipping bytes before the first `--boundary` (`+Preamble`); `skippedBoundary` is the body offset of the
+        /// first `--boundary` skipped as no delimiter (lenient mode), for the error if no delimiter follows.
+        /// Next: `.partStart` after a delimiter line, `.end` after a close delimiter (an empty form).
+        case preamble(skippedBoundary: Int64?)
         /// A delimiter line was consumed: a part begins unless ``Limits/maxParts`` is reached (`+Headers`).
         /// Next: `.headers`.
         case partStart
@@ -75,11 +78,12 @@ public struct MultipartParser: Sendable {
         /// The buffer begins with the delimiter that ends the part (`+Body`). Emits `.partEnd`.
         /// Next: `.partStart`, or `.end` for the close delimiter.
         case delimiter(Delimiter)
-        /// The close delimiter was consumed (`+Close`). Emits `.end`. Next: `.afterClose`.
-        case end
+        /// The close delimiter was consumed (`+Close`); `emptyForm` when it was the body's first delimiter.
+        /// Emits `.end`. Next: `.afterClose`.
+        case end(emptyForm: Bool)
         /// Reading the transport padding and line break after `--boundary--`, `padding` blanks so far (`+Close`).
         /// Next: `.epilogue`.
-        case afterClose(padding: Int)
+        case afterClose(padding: Int, emptyForm: Bool)
         /// Skipping the epilogue as it arrives; nothing more is emitted (`+Close`). Next: `.finished` at
         /// ``finish()``.
         case epilogue
@@ -142,8 +146,7 @@ public struct MultipartParser: Sendable {
         self.boundary = boundary
         self.limits = limits
         self.mode = mode
-        dashBoundary = Array("--\(boundary.value)".utf8)
-        scanner = BoundaryScanner(pattern: (mode == .strict ? [0x0D, 0x0A] : [0x0A]) + dashBoundary)
+        scanner = BoundaryScanner(dashBoundary: boundary.dashBoundary)
     }
 
     /// A parser for the boundary in a `Content-Type` header value.
@@ -232,10 +235,10 @@ public struct MultipartParser: Sendable {
                 }
             case .delimiter(let delimiter):
                 return consumeDelimiter(delimiter)
-            case .end:
-                return emitEnd()
-            case .afterClose(let padding):
-                guard try readAfterClose(padding: padding) else { return nil }
+            case .end(let emptyForm):
+                return emitEnd(emptyForm: emptyForm)
+            case .afterClose(let padding, let emptyForm):
+                guard try readAfterClose(padding: padding, emptyForm: emptyForm) else { return nil }
             case .epilogue:
                 consume(buffer.count)
                 return nil
@@ -264,19 +267,24 @@ public struct MultipartParser: Sendable {
             return
         case .epilogue:
             state = .finished
-        case .afterClose(let padding):
-            try finishAfterClose(padding: padding)
+        case .afterClose(let padding, let emptyForm):
+            try finishAfterClose(padding: padding, emptyForm: emptyForm)
             state = .finished
         case .delimiter, .end:
             throw pendingEventsError()
         case .partStart:
             if !buffer.isEmpty { throw pendingEventsError() }
             throw fail(missingCloseDelimiter())
-        case .preamble:
+        case .preamble(let skipped):
             let message =
-                inputEnd == 0
-                ? "empty body: not one byte arrived"
-                : "the body never contains the boundary \(String(reflecting: boundary.value))"
+                if inputEnd == 0 {
+                    "empty body: not one byte arrived"
+                } else if let skipped {
+                    "the body holds --\(boundary.value) at byte \(skipped) but never in a delimiter line "
+                        + "(--\(boundary.value) alone on a line after CRLF, or at the start)"
+                } else {
+                    "the body never contains the boundary \(String(reflecting: boundary.value))"
+                }
             throw fail(MultipartError(code: .boundaryNotFound, message: message, offset: inputEnd))
         case .headers(let block):
             if buffer.isEmpty && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
