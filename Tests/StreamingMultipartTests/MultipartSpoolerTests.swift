@@ -383,6 +383,25 @@ struct DroppedConnection: AsyncSequence {
         }
     }
 
+    @Test(arguments: ["utf-16", "UTF-16LE", "utf-16be", "unicode", "ucs-2"])
+    func aFormInAnEncodingThatIsNotASCIICompatibleIsRefused(label: String) async throws {
+        // Read as UTF-16, "abc" became "扡" and the odd last byte was dropped; no browser submits a form in it.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        for (charsetField, partType) in [(label, nil), (nil, "text/plain; charset=\(label)")] as [(String?, String?)] {
+            var body = MultipartBody()
+            try body.append(.data(Data("abc".utf8), name: "q", contentType: partType))
+            if let charsetField { try body.append(.text(charsetField, name: "_charset_")) }
+            let error = await #expect(throws: MultipartError.self) {
+                try await MultipartSpooler(directory: folder.url).spool(
+                    chunkStream(try body.bytes(), size: 7), contentType: body.contentType)
+            }
+            #expect(error?.code == .unsupportedCharset)
+            #expect(error?.message.contains("not ASCII-compatible") == true, "\(error?.message ?? "")")
+            #expect(try folder.contents() == [])
+        }
+    }
+
     @Test func aGzippedFormSpoolsToTheSameFiles() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -3,7 +3,10 @@ import Foundation
 /// The charsets a spooled field is decoded from: the labels the WHATWG Encoding Standard gives for the encodings
 /// forms are sent in, that Foundation decodes on every platform.
 ///
-/// `us-ascii` and `iso-8859-1` are windows-1252, as the Encoding Standard (and every browser) reads them.
+/// `us-ascii` and `iso-8859-1` are windows-1252, as the Encoding Standard (and every browser) reads them. UTF-16 is
+/// not among them: a browser never submits a form in an encoding that is not ASCII-compatible (HTML's form
+/// submission sends UTF-8 instead), and read as UTF-16 an ASCII form turns into other text (`abc` into `扡`, an odd
+/// last byte lost).
 enum FieldCharset {
     private static let encodings: [String: String.Encoding] = {
         var table: [String: String.Encoding] = [:]
@@ -16,10 +19,6 @@ enum FieldCharset {
         ] {
             table[label] = .windowsCP1252
         }
-        for label in ["utf-16le", "utf-16", "ucs-2", "unicode", "unicodefeff", "iso-10646-ucs-2", "csunicode"] {
-            table[label] = .utf16LittleEndian
-        }
-        for label in ["utf-16be", "unicodefffe"] { table[label] = .utf16BigEndian }
         for label in ["shift_jis", "shift-jis", "sjis", "ms_kanji", "csshiftjis", "windows-31j", "x-sjis", "ms932"] {
             table[label] = .shiftJIS
         }
@@ -27,18 +26,28 @@ enum FieldCharset {
         return table
     }()
 
+    /// The Encoding Standard's labels of UTF-16LE and UTF-16BE: named in the error, since they are refused on
+    /// purpose.
+    private static let utf16Labels: Set<String> = [
+        "utf-16le", "utf-16", "ucs-2", "unicode", "unicodefeff", "iso-10646-ucs-2", "csunicode", "utf-16be",
+        "unicodefffe",
+    ]
+
     /// Decodes a field's bytes.
     ///
     /// - Parameter charset: the label, in any case, with surrounding spaces; nil for UTF-8.
-    /// - Throws: ``MultipartError/Code/unsupportedCharset`` for a label not above, or bytes that are not valid in a
-    ///   charset other than UTF-8 (UTF-8's invalid bytes become U+FFFD).
+    /// - Throws: ``MultipartError/Code/unsupportedCharset`` for a label not above (UTF-16's included), or bytes
+    ///   that are not valid in a charset other than UTF-8 (UTF-8's invalid bytes become U+FFFD).
     static func decode(_ bytes: [UInt8], charset: String?, partIndex: Int, name: String) throws -> String {
         guard let charset else { return String(decoding: bytes, as: UTF8.self) }
         let label = charset.trimmingCharacters(in: .whitespaces).lowercased()
         guard let encoding = encodings[label] else {
+            let why =
+                utf16Labels.contains(label)
+                ? "which is not ASCII-compatible: browsers never submit a form in it" : "which is not decoded"
             throw MultipartError(
                 code: .unsupportedCharset,
-                message: "field \"\(name)\" (part \(partIndex)) is in charset \"\(charset)\", which is not decoded",
+                message: "field \"\(name)\" (part \(partIndex)) is in charset \"\(charset)\", \(why)",
                 partIndex: partIndex)
         }
         if encoding == .utf8 { return String(decoding: bytes, as: UTF8.self) }
