@@ -122,11 +122,12 @@ struct ParseCommand: ParsableCommand {
         var digest = SHA256()
         var sha256 = ""
 
-        /// One line: index, name, filename, type, size and SHA-256, tab-separated, with control characters escaped
-        /// so that a part's name cannot forge lines or move the terminal's cursor.
+        /// One line: index, name, filename (`filename*` when sent, the library's one rule), type, size and SHA-256,
+        /// tab-separated, with control characters escaped so that a part's name cannot forge lines or move the
+        /// terminal's cursor.
         var summary: String {
             [
-                String(head.index), Self.escaped(head.name), Self.escaped(head.filename ?? "-"),
+                String(head.index), Self.escaped(head.name), Self.escaped(head.preferredFilename ?? "-"),
                 Self.escaped(head.contentType ?? "-"), "\(size) bytes", sha256,
             ].joined(separator: "\t")
         }
@@ -283,9 +284,10 @@ extension DecompressingMultipartParser: EventParser {}
 
 /// One part's body written to a new file inside the output folder.
 ///
-/// The file name is the part's index and the last path component of its filename (or `filename*`, or field name), with every character
-/// outside `A-Z a-z 0-9 . _ -` replaced by `_` and leading dots removed: no part can name a path outside the folder,
-/// a hidden file, or an existing file (it is created with `O_EXCL`, and never through a symbolic link).
+/// The file name is the part's index, a `-`, and its filename by the library's one rule (`filename*` when sent, else
+/// `filename`, else the field name) made safe by `ContentDisposition.safeBaseName`: no part can name a path outside
+/// the folder, a hidden file, a Windows device, or an existing file (it is created with `O_EXCL`, and never through
+/// a symbolic link).
 struct PartFile {
     let handle: FileHandle
     let path: String
@@ -309,17 +311,8 @@ struct PartFile {
     }
 
     static func fileName(for head: MultipartParser.PartHead) -> String {
-        let given = head.filename ?? head.filenameStar ?? head.name
-        let source = given.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var safe = String(
-            source.unicodeScalars.map { scalar -> Character in
-                let allowed =
-                    scalar.isASCII
-                    && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
-                return allowed ? Character(scalar) : "_"
-            })
-        while safe.hasPrefix(".") { safe.removeFirst() }
-        return "\(head.index)-\(safe.isEmpty ? "part" : String(safe.prefix(100)))"
+        let base = ContentDisposition.safeBaseName(head.preferredFilename ?? head.name)
+        return ContentDisposition.safeBaseName("\(head.index)-\(base)")  // within 255 bytes with the index too
     }
 
     /// Writes all of `bytes` (FileHandle retries interrupted and short writes).

@@ -186,8 +186,36 @@ struct CLIParseTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["parts"])
         let written = try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted()
         #expect(
-            written == ["0-escape", "1-passwd", "2-part", "3-hidden", "4-c", "5-ok.txt", "6-part", "7-field"].sorted())
+            written == ["0-escape", "1-passwd", "2-file", "3-hidden", "4-c", "5-ok.txt", "6-file", "7-field"].sorted())
         #expect(try String(contentsOf: outside.appendingPathComponent("5-ok.txt"), encoding: .utf8) == "part 5")
+    }
+
+    @Test func theListingTheFilesAndTheSpoolerNameAFileByOneRule() async throws {
+        // A client that sends both: filename* wins (RFC 6266 §4.3) in the tool's listing and --output-dir as in the
+        // spooler, made safe by the one helper. The tool used to show "safe.txt" and the spooler "../../evil.sh".
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = crlf(
+            "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"safe.txt\"; "
+                + "filename*=UTF-8''..%2F..%2Fevil.sh\r\n\r\nx\r\n--B--\r\n")
+        let listing = try multipart(["parse", "--boundary", "B"], input: body)
+        #expect(listing.stdoutText.contains("\t../../evil.sh\t"), "\(listing.stdoutText)")
+        let parts = folder.url.appendingPathComponent("parts").path
+        _ = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parts) == ["0-evil.sh"])
+        let form = try await MultipartSpooler(directory: folder.url).spool(
+            chunkStream(body, size: 5), contentType: "multipart/form-data; boundary=B")
+        defer { form.removeFiles() }
+        #expect(form.files.map(\.filename) == ["../../evil.sh"])
+        #expect(form.files.map(\.safeFilename) == ["evil.sh"])
+        var parser = try MultipartParser(boundary: MultipartBoundary("B"))
+        try parser.append(body)
+        guard case .partHeaders(let head) = try parser.next() else {
+            Issue.record("no head")
+            return
+        }
+        #expect(head.preferredFilename == "../../evil.sh" && head.safeFilename == "evil.sh")
+        #expect(head.filename == "safe.txt" && head.filenameStar == "../../evil.sh")  // both still as sent
     }
 
     /// The README's `--output-dir parts/`: the folder is made as `mkdir -p` would, and a part that an error cuts

@@ -243,7 +243,7 @@ import Testing
     @Test func contentDispositionParsing() throws {
         let ie = try ContentDisposition(parsing: #"form-data; name="f"; filename="C:\Users\me\photo.jpg""#)
         #expect(ie.filename == #"C:\Users\me\photo.jpg"#)
-        #expect(ie.baseFilename == "photo.jpg")
+        #expect(ie.safeFilename == "photo.jpg")
         let latin = try ContentDisposition(parsing: "form-data; name=f; filename*=iso-8859-1'en'%E9t%E9.txt")
         #expect(latin.filenameStar == "été.txt")
         #expect(latin.filename == nil)

@@ -439,14 +439,23 @@ struct DroppedConnection: AsyncSequence {
             ("a\u{0}b\rc\nd\u{1B}e\u{7F}", "a_b_c_d_e_"),
             ("what?<is>:this*|", "what__is__this__"),
             ("résumé 履歴書.txt", "résumé 履歴書.txt"),
+            // Windows devices, in any case, with or without an extension, with trailing spaces or dots.
+            ("CON", "_CON"), ("nul.txt", "_nul.txt"), ("Com1.tar.gz", "_Com1.tar.gz"), ("LPT9", "_LPT9"),
+            ("aux . ", "_aux"), ("prn.", "_prn"), ("COM¹.log", "_COM¹.log"), ("conin$", "_conin$"),
+            ("CONSOLE.txt", "CONSOLE.txt"), ("COM10", "COM10"), ("nul-file", "nul-file"), ("xCON", "xCON"),
+            // Controls and invisible characters: C1, bidi overrides and isolates, zero-width, BOM, soft hyphen.
+            ("invoice\u{202E}fdp.exe", "invoice_fdp.exe"), ("a\u{9B}b\u{85}c", "a_b_c"),
+            ("zero\u{200B}width\u{200D}joiner\u{FEFF}", "zero_width_joiner_"), ("\u{2066}x\u{2069}", "_x_"),
+            ("soft\u{AD}hyphen\u{2028}line", "soft_hyphen_line"), ("\u{200E}\u{200F}.txt", "__.txt"),
         ]
         for (given, expected) in cases {
-            #expect(SpooledFile.safeBaseName(given) == expected, "\(given.debugDescription)")
+            #expect(ContentDisposition.safeBaseName(given) == expected, "\(given.debugDescription)")
         }
         let long = String(repeating: "é", count: 300) + ".jpeg"
-        let safe = SpooledFile.safeBaseName(long)
+        let safe = ContentDisposition.safeBaseName(long)
         #expect(safe.utf8.count <= 255 && safe.hasSuffix(".jpeg"))
-        #expect(SpooledFile.safeBaseName(String(repeating: "x", count: 400)).utf8.count == 255)
+        #expect(ContentDisposition.safeBaseName(String(repeating: "x", count: 400)).utf8.count == 255)
+        #expect(ContentDisposition.safeBaseName("CON." + String(repeating: "x", count: 400)).utf8.count <= 255)
     }
 }
 

@@ -7,8 +7,7 @@ extension ContentDisposition {
     ///
     /// Parameters are tokenized, not split: quoted strings keep `;` and `=`, names compare in any case, and a
     /// parameter given twice is an error (two readers could take different ones). `name` and `filename` are
-    /// decoded the way browsers encode them (`%22` → `"`, `%0D` → CR, `%0A` → LF, and `%25` → `%` before one of
-    /// those); `filename*` (RFC 5987: `UTF-8''%E2%9C%93.txt`, UTF-8 or ISO-8859-1) is decoded into ``filenameStar``.
+    /// decoded the way browsers encode them (`%22` → `"`, `%0D` → CR, `%0A` → LF, nothing else); `filename*` (RFC 5987: `UTF-8''%E2%9C%93.txt`, UTF-8 or ISO-8859-1) is decoded into ``filenameStar``.
     ///
     /// Backslashes: browsers never escape them, so a backslash is first read as a literal character, and
     /// `name="a\"` is the name `a\`. Only when the value does not parse that way (`filename="my \"best\".jpg"`,
@@ -19,7 +18,7 @@ extension ContentDisposition {
     /// let disposition = try ContentDisposition(parsing: #"form-data; name="photo"; filename="C:\pics\a.jpg""#)
     /// disposition.name           // "photo"
     /// disposition.filename       // "C:\pics\a.jpg"
-    /// disposition.baseFilename   // "a.jpg"
+    /// disposition.safeFilename   // "a.jpg"
     /// ```
     ///
     /// - Parameters:
@@ -128,24 +127,23 @@ extension ContentDisposition {
         return text.withUTF8 { $0.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } }
     }
 
-    /// The filename without any folder an old browser sent with it (after the last `/` or `\`).
-    public var baseFilename: String? {
-        guard let filename else { return nil }
-        guard let separator = filename.lastIndex(where: { $0 == "/" || $0 == "\\" }) else { return filename }
-        return String(filename[filename.index(after: separator)...])
-    }
+    /// The filename without any folder an old browser sent with it. Deprecated: it kept `..` and control
+    /// characters as they came; ``safeFilename`` is the one safe base name.
+    @available(
+        *, deprecated, renamed: "safeFilename",
+        message: "safeFilename also removes `..`, control characters and device names"
+    )
+    public var baseFilename: String? { safeFilename }
 
-    /// Undoes the WHATWG escaping of names and filenames (`%22`, `%0D` and `%0A`, either case) and ``escape(_:)``'s
-    /// `%25` before one of those or before `%25`; any other `%` is kept.
+    /// Undoes the WHATWG escaping of names and filenames: `%22`, `%0D` and `%0A` (either case); any other `%` is
+    /// kept, `%25` included.
     static func decodeBrowserEscapes(_ text: String) -> String {
         var scanned = text
         guard scanned.withUTF8({ $0.contains(UInt8(ascii: "%")) }) else { return text }
         var bytes: [UInt8] = []
         var input = text.utf8[...]
         while let byte = input.popFirst() {
-            if byte == UInt8(ascii: "%"), let decoded = percentEscape(startingWith: input),
-                decoded != UInt8(ascii: "%") || percentEscape(startingWith: input.dropFirst(2)) != nil
-            {
+            if byte == UInt8(ascii: "%"), let decoded = percentEscape(startingWith: input) {
                 bytes.append(decoded)
                 input = input.dropFirst(2)
                 continue

@@ -71,34 +71,38 @@ public struct ContentDisposition: Sendable, Hashable {
         return value
     }
 
-    /// Escapes a name or filename as browsers do: `"` → `%22`, CR → `%0D`, LF → `%0A`; and a `%` that would read
-    /// as one of those escapes, or as `%25`, → `%25`.
+    /// Escapes a name or filename as browsers do (the WHATWG multipart/form-data encoding): `"` → `%22`, CR → `%0D`,
+    /// LF → `%0A`, and nothing else: `%` and `\` go out as they are.
+    ///
+    /// A name that holds `%22`, `%0D` or `%0A` as text is sent as it is and read back unescaped (`"`, CR, LF), by
+    /// this parser as by every reader that follows the standard: the encoding itself cannot tell the two apart.
+    ///
+    /// ```swift
+    /// ContentDisposition.escape(#"100% "x".txt"#)   // 100% %22x%22.txt
+    /// ```
     public static func escape(_ text: String) -> String {
-        let needsEscaping = text.utf8.contains { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A || $0 == 0x25 }
+        let needsEscaping = text.utf8.contains { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }
         guard needsEscaping else { return text }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(text.utf8.count + 8)
-        var input = text.utf8[...]
-        while let byte = input.popFirst() {
+        for byte in text.utf8 {
             switch byte {
             case 0x22: escaped += Array("%22".utf8)
             case 0x0D: escaped += Array("%0D".utf8)
             case 0x0A: escaped += Array("%0A".utf8)
-            case 0x25 where percentEscape(startingWith: input) != nil: escaped += Array("%25".utf8)
             default: escaped.append(byte)
             }
         }
         return String(decoding: escaped, as: UTF8.self)
     }
 
-    /// The byte that `%` followed by the first two bytes of `rest` decodes to, when they are `22`, `0D`, `0A`
-    /// (either case) or `25`.
+    /// The byte that `%` followed by the first two bytes of `rest` decodes to, when they are `22`, `0D` or `0A`
+    /// (either case, as Node's undici reads them).
     static func percentEscape<Rest: Collection<UInt8>>(startingWith rest: Rest) -> UInt8? {
         var pair = rest.makeIterator()
         guard let high = pair.next(), let low = pair.next() else { return nil }
         switch (high, low) {
         case (UInt8(ascii: "2"), UInt8(ascii: "2")): return UInt8(ascii: "\"")
-        case (UInt8(ascii: "2"), UInt8(ascii: "5")): return UInt8(ascii: "%")
         case (UInt8(ascii: "0"), UInt8(ascii: "D")), (UInt8(ascii: "0"), UInt8(ascii: "d")): return 0x0D
         case (UInt8(ascii: "0"), UInt8(ascii: "A")), (UInt8(ascii: "0"), UInt8(ascii: "a")): return 0x0A
         default: return nil

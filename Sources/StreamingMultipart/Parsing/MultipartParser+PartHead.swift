@@ -98,6 +98,14 @@ extension MultipartParser {
             }
         }
 
+        /// The file's name by the library's one rule: `filename*` when sent, else `filename` (RFC 6266 §4.3; see
+        /// ``ContentDisposition/preferredFilename``); nil for a plain field.
+        public var preferredFilename: String? { filenameStar ?? filename }
+
+        /// ``preferredFilename`` made safe to use as the last component of a path; see
+        /// ``ContentDisposition/safeBaseName(_:)``.
+        public var safeFilename: String? { preferredFilename.map(ContentDisposition.safeBaseName) }
+
         /// Whether the part is a file (it has `filename` or `filename*`).
         public var isFile: Bool {
             switch storage {

@@ -78,8 +78,7 @@ struct FormCollector {
             var digest = digest
             return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
         }
-        // filename* first when a client sends both, as RFC 6266 §4.3 asks and Go and Werkzeug read it.
-        let filename = head.filenameStar ?? head.filename ?? ""
+        let filename = head.preferredFilename ?? ""
         let storage: SpooledFile.Storage
         if let file {
             storage = .disk(SpoolFileOwner(file))
@@ -89,7 +88,7 @@ struct FormCollector {
         }
         files.append(
             SpooledFile(
-                name: head.name, filename: filename, safeFilename: SpooledFile.safeBaseName(filename),
+                name: head.name, filename: filename, safeFilename: ContentDisposition.safeBaseName(filename),
                 contentType: head.contentType, byteCount: count,
                 digest: hash,
                 partIndex: head.index, storage: storage))

@@ -16,11 +16,11 @@ public import Foundation
 public struct SpooledFile: Sendable {
     /// The part's field name (`Content-Disposition`'s `name`).
     public let name: String
-    /// The filename as the client sent it (the decoded `filename*` when sent, else `filename`: RFC 6266 §4.3, and
-    /// what Go's mime/multipart and Werkzeug report), unchanged: it may hold
-    /// folders, `..`, quotes or control characters. Never use it as a path; see ``safeFilename``.
+    /// The filename as the client sent it, by the library's one rule (``ContentDisposition/preferredFilename``:
+    /// the decoded `filename*` when sent, else `filename`), unchanged: it may hold folders, `..`, quotes or control
+    /// characters. Never use it as a path; see ``safeFilename``.
     public let filename: String
-    /// ``filename`` made safe to use as the last component of a path; see ``safeBaseName(_:)``.
+    /// ``filename`` made safe to use as the last component of a path; see ``ContentDisposition/safeBaseName(_:)``.
     public let safeFilename: String
     /// The part's `Content-Type` value as sent, or nil when it sent none.
     public let contentType: String?
@@ -32,6 +32,11 @@ public struct SpooledFile: Sendable {
     public let partIndex: Int
 
     let storage: Storage
+
+    /// A client's filename made safe to use as the last component of a path; see
+    /// ``ContentDisposition/safeBaseName(_:)``, the one such helper.
+    @available(*, deprecated, renamed: "ContentDisposition.safeBaseName")
+    public static func safeBaseName(_ filename: String) -> String { ContentDisposition.safeBaseName(filename) }
 
     enum Storage: Sendable {
         case memory([UInt8])
