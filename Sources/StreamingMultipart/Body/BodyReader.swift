@@ -39,6 +39,8 @@ public struct BodyReader: ~Copyable {
     private var compressionStage: CompressionStage?
 
     private let boundary: MultipartBoundary
+    /// Whether file and stream parts are scanned for the boundary as they are read: when the caller chose it.
+    private let watchesContent: Bool
     private let parts: [MultipartPart]
     private var state: State
     private var staging = Staging()
@@ -48,8 +50,9 @@ public struct BodyReader: ~Copyable {
         /// Sending part `index`'s delimiter line and header block, `bytes`, from `sent`.
         /// Next: `.content(index, …)` once all are sent (opening the part's file or stream).
         case head(index: Int, bytes: [UInt8], sent: Int)
-        /// Sending part `index`'s content. Next: `.head(index + 1, …)`, or `.close` after the last part.
-        case content(index: Int, ContentSource)
+        /// Sending part `index`'s content, a file or stream watched for the boundary when the caller chose it.
+        /// Next: `.head(index + 1, …)`, or `.close` after the last part.
+        case content(index: Int, ContentSource, BoundaryWatch?)
         /// Sending the close delimiter, `bytes`, from `sent`. Next: `.finished`.
         case close(bytes: [UInt8], sent: Int)
         /// Everything was sent; reads return 0.
@@ -60,6 +63,7 @@ public struct BodyReader: ~Copyable {
 
     init(body: MultipartBody, compression: MultipartBody.Compression? = nil) {
         boundary = body.boundary
+        watchesContent = !body.boundaryIsRandom
         parts = body.parts
         plainLength = body.contentLength
         contentLength = compression == nil ? body.contentLength : nil
@@ -74,7 +78,7 @@ public struct BodyReader: ~Copyable {
     /// The index of the part being sent, or nil before the first and after the last.
     public var currentPartIndex: Int? {
         switch state {
-        case .head(let index, _, _), .content(let index, _): index
+        case .head(let index, _, _), .content(let index, _, _): index
         case .close, .finished, .failed: nil
         }
     }
@@ -157,7 +161,7 @@ public struct BodyReader: ~Copyable {
     }
 
     private func release() {
-        if case .content(_, let source) = state { source.close() }
+        if case .content(_, let source, _) = state { source.close() }
     }
 
     /// Produces bytes from the current state into `target` and moves to the next state when it is done.
@@ -169,36 +173,47 @@ public struct BodyReader: ~Copyable {
             if sent + count < bytes.count {
                 state = .head(index: index, bytes: bytes, sent: sent + count)
             } else {
-                state = .content(index: index, try ContentSource(opening: parts[index].content))
+                let source = try ContentSource(opening: parts[index].content)
+                let watch: BoundaryWatch? =
+                    if case .memory = source { nil } else if watchesContent { BoundaryWatch(boundary: boundary) } else {
+                        nil
+                    }
+                state = .content(index: index, source, watch)
             }
             return count
 
-        case .content(let index, .memory(let data, let sent)):
+        case .content(let index, .memory(let data, let sent), _):
             let count = min(data.count - sent, target.count)
             data.withUnsafeBytes {
                 target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)]))
             }
             if sent + count < data.count {
-                state = .content(index: index, .memory(data, sent: sent + count))
+                state = .content(index: index, .memory(data, sent: sent + count), nil)
             } else {
                 advance(after: index)
             }
             return count
 
-        case .content(let index, var source):
+        case .content(let index, var source, var watch):
             if !staging.isEmpty { return staging.drain(into: target) }
             let count: Int
+            let (part, boundary) = (parts[index], boundary)
             if target.count >= Self.directReadMinimum {
                 count = try source.read(into: target)
+                try Self.check(target[..<count], with: &watch, part: part, index: index, boundary: boundary)
             } else {
-                count = try staging.refill { try source.read(into: $0) }
+                count = try staging.refill { block in
+                    let count = try source.read(into: block)
+                    try Self.check(block[..<count], with: &watch, part: part, index: index, boundary: boundary)
+                    return count
+                }
             }
             guard count > 0 else {
                 source.close()
                 advance(after: index)
                 return 0
             }
-            state = .content(index: index, source)
+            state = .content(index: index, source, watch)
             return target.count >= Self.directReadMinimum ? count : staging.drain(into: target)
 
         case .close(let bytes, let sent):
@@ -212,6 +227,21 @@ public struct BodyReader: ~Copyable {
         case .failed(let error):
             throw error
         }
+    }
+
+    /// Fails the read when the next `bytes` of `part` (at `index`) hold the boundary (see ``BoundaryWatch``).
+    private static func check(
+        _ bytes: Slice<UnsafeMutableRawBufferPointer>, with watch: inout BoundaryWatch?, part: MultipartPart,
+        index: Int, boundary: MultipartBoundary
+    ) throws {
+        guard watch != nil, let offset = watch!.check(UnsafeRawBufferPointer(rebasing: bytes)) else { return }
+        let name = part.headers[.contentDisposition].flatMap { try? ContentDisposition(parsing: $0) }?.name
+        throw MultipartError(
+            code: .boundaryInContent,
+            message: "part \(index)\(name.map { " (\"\($0)\")" } ?? "") holds the boundary "
+                + "\(String(reflecting: boundary.value)) at byte \(offset) of its content: the receiver would read a "
+                + "part of its own there (choose another boundary, or let the body draw a random one)",
+            partIndex: index)
     }
 
     private mutating func advance(after index: Int) {

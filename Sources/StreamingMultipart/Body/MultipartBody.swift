@@ -23,8 +23,9 @@ public struct MultipartBody: Sendable {
     public private(set) var boundary: MultipartBoundary
     /// The parts, in order.
     public private(set) var parts: [MultipartPart] = []
-    /// Whether the boundary was drawn here and so may be drawn again when an appended part contains it.
-    private let boundaryIsRandom: Bool
+    /// Whether the boundary was drawn here and so may be drawn again when an appended part contains it. A boundary
+    /// the caller chose makes readers scan file and stream parts for it (``BoundaryWatch``).
+    let boundaryIsRandom: Bool
 
     /// An empty body with a random boundary from the system's CSPRNG.
     public init() {
@@ -63,7 +64,7 @@ public struct MultipartBody: Sendable {
     ///   in-memory bytes (a random boundary is drawn again instead); ``MultipartError/Code/lengthMismatch`` for a
     ///   stream declared with a negative length.
     public mutating func append(_ part: MultipartPart) throws {
-        try part.headers.validate(partIndex: parts.count)
+        try part.validateFormData(partIndex: parts.count)
         if let length = part.content.length, length < 0 {
             throw MultipartError(
                 code: .lengthMismatch, message: "part \(parts.count) declares a negative length (\(length) bytes)",

@@ -1,0 +1,42 @@
+/// Looks for `--boundary` in a file or stream part's bytes as they are read, for a body whose boundary the caller
+/// chose: such a part could otherwise carry a delimiter and a header block of its own, and the receiver would read
+/// an extra part (a field smuggled in by whoever wrote the file).
+///
+/// Every occurrence counts, wherever it is on its line, as ``MultipartBody/append(_:)`` checks in-memory parts. The
+/// scan is the parser's (`BoundaryScanner`, a vectorized pass over each read), plus a look at the junction with
+/// the previous read, whose last `dashBoundary.count - 1` bytes are kept. A body with a random boundary (the
+/// default) is not scanned: 190 random bits are not found in a file by chance.
+struct BoundaryWatch {
+    private let scanner: BoundaryScanner
+    /// The part's last bytes so far, at most `dashBoundary.count - 1`: where an occurrence across two reads begins.
+    private var tail: [UInt8] = []
+    /// The part's bytes checked so far.
+    private(set) var checked: Int64 = 0
+
+    init(boundary: MultipartBoundary) {
+        scanner = BoundaryScanner(dashBoundary: boundary.dashBoundary)
+        tail.reserveCapacity(scanner.dashBoundary.count * 2)
+    }
+
+    /// Checks the part's next bytes; returns the part offset at which `--boundary` begins, or nil.
+    mutating func check(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        let keep = scanner.dashBoundary.count - 1
+        if !tail.isEmpty {
+            // The junction: the kept bytes and the first bytes of this read.
+            let junctionStart = tail.count
+            tail.append(contentsOf: bytes.prefix(keep))
+            let found = tail.withUnsafeBytes { scanner.firstMatch(in: $0, from: 0) }
+            if let found, found < junctionStart { return checked - Int64(junctionStart - found) }
+            tail.removeLast(tail.count - junctionStart)
+        }
+        if let found = scanner.firstMatch(in: bytes, from: 0) { return checked + Int64(found) }
+        checked += Int64(bytes.count)
+        if bytes.count >= keep {
+            tail.replaceSubrange(tail.startIndex..., with: bytes.suffix(keep))
+        } else {
+            tail.append(contentsOf: bytes)
+            if tail.count > keep { tail.removeFirst(tail.count - keep) }
+        }
+        return nil
+    }
+}
