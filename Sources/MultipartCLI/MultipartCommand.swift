@@ -36,6 +36,9 @@ struct MultipartCommand: ParsableCommand {
             let subcommand = arguments.first.flatMap { ["build", "parse"].contains($0) ? $0 : nil }
             let help = subcommand.map { "multipart \($0) --help" } ?? "multipart --help"
             FileHandle.standardError.write(Data("multipart: \(problem) (see \(help))\n".utf8))
+            if subcommand == "parse" && arguments.contains("--json") {
+                print(JSONReport.failed(ParseFailure(code: "usage", "\(problem) (see \(help))")))  // one document
+            }
             Self.exit(withError: ExitCode(1))
         }
     }

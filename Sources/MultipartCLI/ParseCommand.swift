@@ -64,7 +64,9 @@ struct ParseCommand: ParsableCommand {
     }
 
     func run() throws {
-        var printedParts = 0
+        // With --json every exit prints one whole JSON document: the report is opened before anything can fail,
+        // and every failure, from the options to the last byte, closes it with an "error" member.
+        var report = JSONReport(printing: json)
         do {
             let (contentType, limits, mode) = parserSettings()
             if discard {
@@ -73,27 +75,16 @@ struct ParseCommand: ParsableCommand {
             }
             let parser = try DecompressingMultipartParser(
                 contentType: contentType, contentEncoding: contentEncoding, limits: limits, mode: mode)
-            if json { print("{\"parts\":[", terminator: "") }
             // Each part is printed as soon as it is whole: a body of a million parts holds one report at a time.
-            try parseStreaming(parser) { report in
-                if json {
-                    print((printedParts == 0 ? "" : ",") + report.json, terminator: "")
-                } else {
-                    print(report.summary)
-                }
-                printedParts += 1
+            try parseStreaming(parser) { part in
+                if json { report.add(part.json) } else { print(part.summary) }
             }
-            if json { print("]}") }
-        } catch let error as MultipartError {
-            if json {
-                let details = JSONText.object([
-                    ("code", JSONText.string(error.code.name)), ("message", JSONText.string(error.message)),
-                    ("offset", error.offset.map { String($0) } ?? "null"),
-                ])
-                print("],\"error\":\(details)}")
-                throw ExitCode(1)
-            }
-            throw BuildCommand.fail(error.description)
+            report.finish()
+        } catch {
+            let failure = ParseFailure(error)
+            guard json else { throw BuildCommand.fail(failure.description) }
+            report.finish(failing: failure)
+            throw ExitCode(1)
         }
     }
 
@@ -110,7 +101,7 @@ struct ParseCommand: ParsableCommand {
         guard let file, file != "-" else { return STDIN_FILENO }
         let descriptor = open(file, O_RDONLY)
         guard descriptor >= 0 else {
-            throw BuildCommand.fail("cannot open \(file): \(String(cString: strerror(errno)))")
+            throw ParseFailure(code: "inputUnreadable", "cannot open \(file): \(String(cString: strerror(errno)))")
         }
         return descriptor
     }
@@ -219,7 +210,8 @@ struct ParseCommand: ParsableCommand {
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             guard count >= 0 else {
-                throw BuildCommand.fail("reading the input failed: \(String(cString: strerror(errno)))")
+                throw ParseFailure(
+                    code: "inputUnreadable", "reading the input failed: \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
             chunk.removeSubrange(count...)
@@ -296,7 +288,7 @@ struct PartFile {
         path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw BuildCommand.fail("cannot create \(path): \(String(cString: strerror(errno)))")
+            throw ParseFailure(code: "outputFailed", "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
@@ -306,7 +298,8 @@ struct PartFile {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw BuildCommand.fail("cannot create the folder \(folder): \(error.localizedDescription)")
+            throw ParseFailure(
+                code: "outputFailed", "cannot create the folder \(folder): \(error.localizedDescription)")
         }
     }
 
@@ -320,7 +313,7 @@ struct PartFile {
         do {
             try bytes.withUnsafeBytes { try handle.write(contentsOf: $0) }
         } catch {
-            throw BuildCommand.fail("writing \(path) failed: \(error.localizedDescription)")
+            throw ParseFailure(code: "outputFailed", "writing \(path) failed: \(error.localizedDescription)")
         }
     }
 
@@ -328,7 +321,7 @@ struct PartFile {
         do {
             try handle.close()
         } catch {
-            throw BuildCommand.fail("closing \(path) failed: \(error.localizedDescription)")
+            throw ParseFailure(code: "outputFailed", "closing \(path) failed: \(error.localizedDescription)")
         }
     }
 

@@ -151,6 +151,61 @@ struct CLIParseTests {
         #expect((report["error"] as? [String: Any])?["code"] as? String == "truncated")
     }
 
+    /// Every way `parse --json` can fail prints exactly one JSON document with an `error` member, and exit status 1:
+    /// before the parse (options, content type, encoding, input, output folder), during it, and at its end.
+    @Test func everyJSONErrorPathPrintsOneJSONDocument() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let good = crlf("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b--\r\n")
+        let blocker = try folder.file("a-file", contents: [1])  // a file where --output-dir wants a folder
+        let cases: [(String, [String], [UInt8], String)] = [
+            ("no boundary", ["--content-type", "multipart/form-data"], good, "invalidBoundary"),
+            (
+                "two boundaries", ["--content-type", "multipart/form-data; boundary=a; boundary=b"], good,
+                "invalidContentType"
+            ),
+            ("not multipart", ["--content-type", "text/plain"], good, "invalidContentType"),
+            ("br", ["--boundary", "b", "--content-encoding", "br"], good, "unsupportedContentEncoding"),
+            (
+                "missing input", ["--boundary", "b", folder.url.appendingPathComponent("none").path], [],
+                "inputUnreadable"
+            ),
+            ("output folder", ["--boundary", "b", "--output-dir", blocker.path + "/parts"], good, "outputFailed"),
+            ("both options", ["--boundary", "b", "--content-type", "multipart/form-data; boundary=b"], good, "usage"),
+            ("bad limit", ["--boundary", "b", "--max-parts", "0"], good, "usage"),
+            ("unknown option", ["--boundary", "b", "--frobnicate"], good, "usage"),
+            (
+                "bare CR lines", ["--boundary", "foo"],
+                Array("--foo\rContent-Disposition: form-data; name=\"a\"\r\r1\r--foo--\r".utf8), "invalidDelimiter"
+            ),
+            ("empty body", ["--boundary", "b"], [], "boundaryNotFound"),
+            ("wrong boundary", ["--boundary", "z"], good, "boundaryNotFound"),
+            ("cut short", ["--boundary", "b"], Array(good.prefix(40)), "truncated"),
+            ("gzip that is not", ["--boundary", "b", "--content-encoding", "gzip"], good, "invalidCompressedData"),
+        ]
+        for (what, arguments, input, code) in cases {
+            let result = try multipart(["parse", "--json"] + arguments, input: input)
+            #expect(result.status == 1, "\(what)")
+            let document = try? JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
+            #expect(document != nil, "\(what): not one JSON document: \(result.stdoutText)")
+            let error = document?["error"] as? [String: Any]
+            #expect(error?["code"] as? String == code, "\(what): \(result.stdoutText)")
+            #expect((error?["message"] as? String)?.isEmpty == false, "\(what)")
+            #expect(document?["parts"] is [Any], "\(what)")
+        }
+    }
+
+    @Test func aBodyWithBareCRLineEndingsSaysWhatWasFound() throws {
+        // It used to say "the body never contains the boundary", with --foo at offset 0.
+        let body = Array("--foo\rContent-Disposition: form-data; name=\"a\"\r\r1\r--foo--\r".utf8)
+        for mode in [[], ["--lenient"]] {
+            let result = try multipart(["parse", "--boundary", "foo"] + mode, input: body)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("a boundary line ends in a bare CR"), "\(result.stderr)")
+            #expect(result.stderr.contains("(at byte 5)"), "\(result.stderr)")
+        }
+    }
+
     /// A part's name cannot forge lines or move the cursor: the listing escapes control characters.
     @Test func theListingEscapesControlCharacters() throws {
         var body = MultipartBody(boundary: try MultipartBoundary("b"))
