@@ -126,7 +126,8 @@ import Testing
             #expect(error?.partIndex == 0, "\(what)")
             #expect(body.parts.isEmpty)
             // The strict parser refuses the same part, with the same code.
-            let sent = crlf("--B\r\n") + headers.map { Array("\($0.name.rawName): \($0.value)\r\n".utf8) }.joined()
+            let sent =
+                crlf("--B\r\n") + headers.map { Array("\($0.name.rawName): \($0.value)\r\n".utf8) }.joined()
                 + crlf("\r\nx\r\n--B--\r\n")
             #expect(parseEveryChunking(sent, boundary: "B").error == code, "\(what)")
         }
@@ -134,7 +135,9 @@ import Testing
         var body = MultipartBody(boundary: try MultipartBoundary("B"))
         try body.append(
             MultipartPart(
-                headers: [.contentDisposition: "form-data; name=\"report\"; filename=\"r.csv\"", .contentType: "text/csv"],
+                headers: [
+                    .contentDisposition: "form-data; name=\"report\"; filename=\"r.csv\"", .contentType: "text/csv",
+                ],
                 content: .text("a,b")))
         #expect(body.parts.count == 1)
     }

@@ -50,7 +50,8 @@ extension MultipartPart {
         guard disposition.type == "form-data" else {
             throw MultipartError(
                 code: .invalidHeader,
-                message: "the Content-Disposition type of part \(partIndex) is \(String(reflecting: disposition.type)), "
+                message:
+                    "the Content-Disposition type of part \(partIndex) is \(String(reflecting: disposition.type)), "
                     + "not form-data (RFC 7578 §4.2)", partIndex: partIndex)
         }
         guard disposition.name != nil else {
