@@ -80,6 +80,11 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         /// A spooled field in a charset the spooler does not decode (from the part's `Content-Type` or the form's
         /// `_charset_` field), or bytes that are not valid in it.
         public static let unsupportedCharset = Code("unsupportedCharset")
+        /// The body arrived too slowly: below a ``MultipartBodyTimeout``'s minimum rate over its window, or past its
+        /// deadline. The message names the rule.
+        public static let timedOut = Code("timedOut")
+        /// The spooler's shared ``MultipartSpooler/DiskBudget`` is spent by the uploads in progress.
+        public static let insufficientStorage = Code("insufficientStorage")
     }
 
     /// What kind of failure this is.

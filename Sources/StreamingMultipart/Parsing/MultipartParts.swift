@@ -46,15 +46,22 @@ extension AsyncSequence where Element: MultipartChunk {
     /// and bytes are asked for, under ``MultipartParser/Limits/maxDecompressedBytes`` and
     /// ``MultipartParser/Limits/maxDecompressionRatio``.
     ///
-    /// - Throws: ``MultipartError/Code/invalidLimit`` for a limit below 1;
+    /// With a `timeout`, each chunk is checked against it as it arrives: a body that trickles in below its
+    /// minimum rate, or past its deadline, fails with ``MultipartError/Code/timedOut``. A source that never delivers
+    /// its next chunk is not cut by the sequence (it cannot cancel the task that iterates it); ``MultipartSpooler``
+    /// is, by a watchdog of its own, and so is any loop run under a server's idle timeout.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidLimit`` for a limit below 1 or a timeout that is not above zero;
     ///   ``MultipartError/Code/unsupportedContentEncoding`` for another coding.
     public func multipartParts(
         boundary: MultipartBoundary, contentEncoding: String? = nil, limits: MultipartParser.Limits = .default,
-        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false
+        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false, timeout: MultipartBodyTimeout? = nil
     ) throws -> MultipartParts<Self> {
-        MultipartParts(
+        try timeout?.validate()
+        return MultipartParts(
             base: self, parser: try MultipartParser(boundary: boundary, limits: limits, mode: mode),
-            encoding: try ContentEncoding(headerValue: contentEncoding), readsEpilogue: readsEpilogue)
+            encoding: try ContentEncoding(headerValue: contentEncoding), readsEpilogue: readsEpilogue,
+            timeout: timeout)
     }
 
     /// The parts of the body, with the boundary read from a `Content-Type` value.
@@ -63,11 +70,11 @@ extension AsyncSequence where Element: MultipartChunk {
     ///   ``MultipartError/Code/unsupportedContentEncoding``.
     public func multipartParts(
         contentType: String, contentEncoding: String? = nil, limits: MultipartParser.Limits = .default,
-        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false
+        mode: MultipartParser.Mode = .strict, readsEpilogue: Bool = false, timeout: MultipartBodyTimeout? = nil
     ) throws -> MultipartParts<Self> {
         try multipartParts(
             boundary: try MultipartBoundary(contentType: contentType), contentEncoding: contentEncoding,
-            limits: limits, mode: mode, readsEpilogue: readsEpilogue)
+            limits: limits, mode: mode, readsEpilogue: readsEpilogue, timeout: timeout)
     }
 }
 
@@ -80,12 +87,17 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     let parser: MultipartParser
     let encoding: ContentEncoding
     let readsEpilogue: Bool
+    let timeout: MultipartBodyTimeout?
+    /// The watchdog to count chunks in, when the caller watches the body too (the spooler); else each iteration
+    /// makes its own from `timeout`.
+    var watchdog: BodyWatchdog?
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
             driver: PartsDriver(
                 iterator: base.makeAsyncIterator(),
-                parser: DecompressingMultipartParser(parser: parser, encoding: encoding), readsEpilogue: readsEpilogue))
+                parser: DecompressingMultipartParser(parser: parser, encoding: encoding), readsEpilogue: readsEpilogue,
+                watchdog: watchdog ?? timeout.map(BodyWatchdog.init)))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

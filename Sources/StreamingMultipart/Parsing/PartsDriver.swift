@@ -12,12 +12,19 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     private let cursorStorage: UnsafeMutablePointer<PartsCursor>
     private var iterator: Base.AsyncIterator
     private let readsEpilogue: Bool
+    /// The body timeout each chunk is counted against, when there is one, and whether its clock was started.
+    private let watchdog: BodyWatchdog?
+    private var watchdogStarted = false
 
-    init(iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool) {
+    init(
+        iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool,
+        watchdog: BodyWatchdog?
+    ) {
         cursorStorage = .allocate(capacity: 1)
         cursorStorage.initialize(to: PartsCursor(parser: parser))
         self.iterator = iterator
         self.readsEpilogue = readsEpilogue
+        self.watchdog = watchdog
     }
 
     deinit {
@@ -55,6 +62,10 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     func pull(isolation actor: isolated (any Actor)?) async throws -> Bool {
         try Task.checkCancellation()
         guard !cursor.sourceEnded else { return false }
+        if let watchdog, !watchdogStarted {
+            watchdog.begin()
+            watchdogStarted = true
+        }
         let chunk: Base.Element?
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
             chunk = try await iterator.next(isolation: actor)
@@ -66,7 +77,9 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
             chunk = try await unsafeIterator.next()
         }
         if let chunk {
-            try cursor.append(chunk.multipartBytes)
+            let bytes = chunk.multipartBytes
+            try watchdog?.received(bytes.count)
+            try cursor.append(bytes)
             return true
         }
         // Sources such as AsyncStream end early when their task is cancelled: that is a cancellation, not a

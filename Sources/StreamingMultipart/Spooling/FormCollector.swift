@@ -8,6 +8,9 @@ struct FormCollector {
     private var memoryBytes: Int64 = 0
     /// Bytes written to spooled files.
     private var diskBytes: Int64 = 0
+    /// Bytes taken from the spooler's shared ``MultipartSpooler/DiskBudget`` for a file not yet handed to its owner
+    /// (the one being written); given back if the form fails.
+    private var budgetHeld: Int64 = 0
 
     init(spooler: MultipartSpooler) { self.spooler = spooler }
 
@@ -81,7 +84,8 @@ struct FormCollector {
         let filename = head.preferredFilename ?? ""
         let storage: SpooledFile.Storage
         if let file {
-            storage = .disk(SpoolFileOwner(file))
+            storage = .disk(SpoolFileOwner(file, budget: spooler.diskBudget, budgeted: budgetHeld))
+            budgetHeld = 0  // the owner gives it back when the file leaves the spool
         } else {
             memoryBytes += count
             storage = .memory(inMemory)
@@ -110,9 +114,10 @@ struct FormCollector {
         return SpooledForm(fields: decoded, files: files, charset: formCharset)
     }
 
-    /// Removes every file spooled so far.
+    /// Removes every file spooled so far and gives back what the form took from the shared disk budget.
     func discard() {
         for file in files { file.remove() }
+        spooler.diskBudget?.release(budgetHeld)
     }
 
     private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {
@@ -139,10 +144,19 @@ struct FormCollector {
         diskBytes += Int64(bytes.count)
     }
 
-    private func checkDisk(adding count: Int, _ head: MultipartParser.PartHead) throws {
+    private mutating func checkDisk(adding count: Int, _ head: MultipartParser.PartHead) throws {
         guard diskBytes + Int64(count) <= limits.maxDiskBytes else {
             throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files on disk", head)
         }
+        guard let budget = spooler.diskBudget else { return }
+        guard budget.reserve(Int64(count)) else {
+            throw MultipartError(
+                code: .insufficientStorage,
+                message: "\(describe(head)) needs more disk than the spooler's shared budget has left "
+                    + "(\(budget.usedBytes) of \(budget.bytes) bytes held by uploads in progress)",
+                partIndex: head.index)
+        }
+        budgetHeld += Int64(count)
     }
 
     private func writeFailure(_ error: any Error, _ file: TemporaryFile, _ head: MultipartParser.PartHead)

@@ -26,22 +26,27 @@ extension MultipartSpooler {
         /// A file part of at most this many bytes is kept in memory rather than written to disk. Default 0: every
         /// file goes to disk.
         public var memoryThreshold: Int
+        /// How slowly the body may arrive; see ``MultipartBodyTimeout``. Default ``MultipartBodyTimeout/default``:
+        /// 500 bytes a second over 20-second windows. Nil turns it off (a body from a local file, say).
+        public var bodyTimeout: MultipartBodyTimeout?
 
         public init(
             parser: MultipartParser.Limits = .default, maxFiles: Int = 100, maxTotalFieldBytes: Int64 = 8 << 20,
-            maxDiskBytes: Int64 = 16 << 30, memoryThreshold: Int = 0
+            maxDiskBytes: Int64 = 16 << 30, memoryThreshold: Int = 0, bodyTimeout: MultipartBodyTimeout? = .default
         ) {
             self.parser = parser
             self.maxFiles = maxFiles
             self.maxTotalFieldBytes = maxTotalFieldBytes
             self.maxDiskBytes = maxDiskBytes
             self.memoryThreshold = memoryThreshold
+            self.bodyTimeout = bodyTimeout
         }
 
         /// The defaults above.
         public static let `default` = Limits()
 
-        /// Checks that every limit is at least 1 (``memoryThreshold`` at least 0), the parser's too.
+        /// Checks that every limit is at least 1 (``memoryThreshold`` at least 0), the parser's and the body
+        /// timeout's too.
         ///
         /// - Throws: ``MultipartError/Code/invalidLimit`` naming the first limit that is not.
         public func validate() throws {
@@ -57,6 +62,7 @@ extension MultipartSpooler {
                 throw MultipartError(
                     code: .invalidLimit, message: "memoryThreshold must be at least 0, got \(memoryThreshold)")
             }
+            try bodyTimeout?.validate()
         }
     }
 }

@@ -20,6 +20,10 @@ public import Foundation
 /// A client that disconnects mid-body, a malformed body, a limit breached, a write that fails (a full disk), a
 /// cancelled task: each throws, and each file the form had spooled is removed before the error reaches the caller.
 ///
+/// A body that arrives too slowly fails under ``Limits/bodyTimeout`` (on by default), even if it stops altogether:
+/// the spool then runs in a child task beside a watchdog that cancels it when the rule breaks. A ``DiskBudget``
+/// bounds the disk that all uploads of one spooler hold at once.
+///
 /// Files are written with blocking `write(2)` calls on the calling task, as `FileChunks` reads: meant for a local
 /// disk, whose writes go to the page cache.
 public struct MultipartSpooler: Sendable {
@@ -31,24 +35,27 @@ public struct MultipartSpooler: Sendable {
     public var mode: MultipartParser.Mode
     /// The hash computed of each file as it streams to disk, or nil for none.
     public var digest: (any SpoolDigest.Type)?
+    /// The disk all forms of this spooler (and of its copies) may hold at once, or nil for no such bound.
+    public var diskBudget: DiskBudget?
 
     /// A spooler that writes files into `directory`.
     public init(
         directory: String, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
-        digest: (any SpoolDigest.Type)? = nil
+        digest: (any SpoolDigest.Type)? = nil, diskBudget: DiskBudget? = nil
     ) {
         self.directory = directory
         self.limits = limits
         self.mode = mode
         self.digest = digest
+        self.diskBudget = diskBudget
     }
 
     /// A spooler that writes files into the folder at `directory`.
     public init(
         directory: URL, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
-        digest: (any SpoolDigest.Type)? = nil
+        digest: (any SpoolDigest.Type)? = nil, diskBudget: DiskBudget? = nil
     ) {
-        self.init(directory: directory.path, limits: limits, mode: mode, digest: digest)
+        self.init(directory: directory.path, limits: limits, mode: mode, digest: digest, diskBudget: diskBudget)
     }
 
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
@@ -59,19 +66,51 @@ public struct MultipartSpooler: Sendable {
     ///   - body: the request body's chunks.
     ///   - contentType: the request's `Content-Type`, which holds the boundary.
     ///   - contentEncoding: the request's `Content-Encoding`: `gzip`, `x-gzip`, `deflate` or nil.
-    ///   - isolation: the caller's actor, which the parse and the writes run on (no hop per chunk).
+    ///   - isolation: the caller's actor, which the parse and the writes run on (no hop per chunk) when there is
+    ///     no ``Limits/bodyTimeout``; with one, they run in a child task beside the watchdog.
     /// - Throws: what ``MultipartBoundary/init(contentType:)`` and the parser throw;
     ///   ``MultipartError/Code/limitExceeded`` naming the limit; ``MultipartError/Code/invalidLimit``;
     ///   ``MultipartError/Code/writeFailed`` when a file cannot be created or written, with the ``SystemCallError``
-    ///   as its cause (`ENOSPC` for a full disk); ``MultipartError/Code/unsupportedCharset``; `CancellationError`;
-    ///   whatever `body` throws.
+    ///   as its cause (`ENOSPC` for a full disk); ``MultipartError/Code/insufficientStorage`` when the
+    ///   ``diskBudget`` is spent; ``MultipartError/Code/timedOut`` under the ``Limits/bodyTimeout``;
+    ///   ``MultipartError/Code/unsupportedCharset``; `CancellationError`; whatever `body` throws.
     public func spool<Body: AsyncSequence>(
-        _ body: Body, contentType: String, contentEncoding: String? = nil,
+        _ body: sending Body, contentType: String, contentEncoding: String? = nil,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> SpooledForm where Body.Element: MultipartChunk {
         try limits.validate()
-        let parts = try body.multipartParts(
+        var parts = try body.multipartParts(
             contentType: contentType, contentEncoding: contentEncoding, limits: limits.parser, mode: mode)
+        guard let rule = limits.bodyTimeout else { return try await collect(parts, isolation: isolation) }
+        let watchdog = BodyWatchdog(rule)
+        parts.watchdog = watchdog
+        // The body (sent here) and the parts made of it go to the child task; this task never touches them again.
+        let collecting: any FormCollecting = CollectingParts(spooler: self, parts: parts)
+        let form: SpooledForm? = try await withThrowingTaskGroup(of: SpooledForm?.self) { group in
+            group.addTask { try await collecting.collect() }
+            group.addTask {
+                try await watchdog.watch()  // returns only by throwing: the timeout, or cancellation
+                return nil
+            }
+            defer { group.cancelAll() }
+            do {
+                return try await group.next() ?? nil
+            } catch {
+                // The watchdog's timeout comes first; the spool, cancelled by it, removes its files and ends.
+                group.cancelAll()
+                while (try? await group.next()) != nil {}
+                throw watchdog.failure ?? error
+            }
+        }
+        guard let form else { throw watchdog.failure ?? CancellationError() }
+        return form
+    }
+
+    /// Collects the form's parts: fields into memory, files into the spool folder; on any failure, removes what it
+    /// spooled.
+    fileprivate func collect<Base>(_ parts: MultipartParts<Base>, isolation: isolated (any Actor)?) async throws
+        -> SpooledForm
+    {
         var collector = FormCollector(spooler: self)
         do {
             var iterator = parts.makeAsyncIterator()
@@ -95,11 +134,27 @@ public struct MultipartSpooler: Sendable {
     /// - Returns: what `work` returns.
     /// - Throws: what ``spool(_:contentType:contentEncoding:isolation:)`` throws, and what `work` throws.
     public func withSpooledForm<Body: AsyncSequence, Result>(
-        _ body: Body, contentType: String, contentEncoding: String? = nil,
+        _ body: sending Body, contentType: String, contentEncoding: String? = nil,
         isolation: isolated (any Actor)? = #isolation, _ work: (SpooledForm) async throws -> Result
     ) async throws -> Result where Body.Element: MultipartChunk {
         let form = try await spool(body, contentType: contentType, contentEncoding: contentEncoding)
         defer { form.removeFiles() }
         return try await work(form)
     }
+}
+
+/// A spool's collecting, handed to the child task that runs it beside its watchdog: an existential, so that the
+/// child's closure captures no generic type.
+private protocol FormCollecting: Sendable {
+    func collect() async throws -> SpooledForm
+}
+
+/// The parts of a body sent to ``MultipartSpooler/spool(_:contentType:contentEncoding:isolation:)``, moved to the child
+/// task; the task that moves them never uses them again, which the compiler cannot follow into a task group.
+private struct CollectingParts<Base: AsyncSequence>: FormCollecting, @unchecked Sendable
+where Base.Element: MultipartChunk {
+    let spooler: MultipartSpooler
+    let parts: MultipartParts<Base>
+
+    func collect() async throws -> SpooledForm { try await spooler.collect(parts, isolation: nil) }
 }

@@ -135,10 +135,15 @@ final class SpoolFileOwner: @unchecked Sendable {
     private let lock = NSLock()
     /// The file, until it is moved out or removed.
     private var temporary: TemporaryFile?
+    /// The spooler's shared budget and the file's bytes in it, given back when the file leaves the spool.
+    private let budget: MultipartSpooler.DiskBudget?
+    private let budgeted: Int64
 
-    init(_ temporary: TemporaryFile) {
+    init(_ temporary: TemporaryFile, budget: MultipartSpooler.DiskBudget? = nil, budgeted: Int64 = 0) {
         temporary.closeFile()
         self.temporary = temporary
+        self.budget = budget
+        self.budgeted = budgeted
     }
 
     var path: String? { lock.withLock { temporary?.path } }
@@ -159,6 +164,7 @@ final class SpoolFileOwner: @unchecked Sendable {
             }
             self.temporary = nil
         }
+        budget?.release(budgeted)  // out of the spool: no longer the spooler's to hold
     }
 
     func remove() {
@@ -166,8 +172,15 @@ final class SpoolFileOwner: @unchecked Sendable {
             defer { temporary = nil }
             return temporary
         }
-        removed?.discard()
+        guard let removed else { return }
+        removed.discard()
+        budget?.release(budgeted)
     }
 
-    deinit { temporary?.discard() }
+    deinit {
+        if let temporary {
+            temporary.discard()
+            budget?.release(budgeted)
+        }
+    }
 }

@@ -3,7 +3,7 @@ import StreamingMultipartCrypto
 
 /// Keeps an upload's photos under their SHA-256 and returns its caption; every other spooled file is removed.
 func receiveUpload<Body: AsyncSequence>(
-    _ body: Body, contentType: String, contentEncoding: String?, spool: String, photos: String
+    _ body: sending Body, contentType: String, contentEncoding: String?, spool: String, photos: String
 ) async throws -> String? where Body.Element: MultipartChunk {
     var limits = MultipartSpooler.Limits()
     limits.maxFiles = 10

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import StreamingMultipart
+
+/// A slow client is cut: the body's minimum rate over each window and its deadline (``MultipartBodyTimeout``), in the
+/// rule itself (on instants the test chooses: no clock is read), in the async parts (checked as chunks arrive) and
+/// in the spooler (a watchdog that cuts a client that stops sending altogether).
+@Suite struct BodyTimeoutTests {
+    // MARK: The rule, on chosen instants
+
+    static let start = ContinuousClock.now
+
+    static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
+
+    @Test func aTrickleFailsAtTheEndOfTheFirstWindowThatMissesItsBytes() throws {
+        // 100 bytes a second over 1 s windows: 100 bytes a window.
+        var clock = BodyClock(MultipartBodyTimeout(minimumBytesPerSecond: 100, window: .seconds(1)))
+        clock.begin(at: Self.at(0))
+        try clock.received(150, at: Self.at(500))  // window 1 has its bytes
+        try clock.received(60, at: Self.at(1500))  // window 2, so far 60
+        #expect(clock.breaksAt(now: Self.at(1500)) == Self.at(2000))
+        try clock.received(40, at: Self.at(1900))  // window 2 has its 100
+        #expect(clock.breaksAt(now: Self.at(1900)) == Self.at(3000))  // window 3 may bring nothing only until its end
+        #expect(throws: Never.self) { try clock.check(at: Self.at(2999)) }
+        let error = #expect(throws: MultipartError.self) { try clock.received(1, at: Self.at(3000)) }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message.contains("0 bytes in 1.0 seconds") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("minimumBytesPerSecond (100") == true)
+        #expect(error?.offset == 250)
+    }
+
+    @Test func theDeadlineBoundsTheWholeBodyHoweverFastItArrives() throws {
+        var clock = BodyClock(
+            MultipartBodyTimeout(minimumBytesPerSecond: 1, window: .seconds(1), deadline: .seconds(3)))
+        clock.begin(at: Self.at(0))
+        for second in 0..<3 { try clock.received(1 << 20, at: Self.at(second * 1000 + 999)) }
+        #expect(clock.breaksAt(now: Self.at(2999)) <= Self.at(3001))
+        let error = #expect(throws: MultipartError.self) { try clock.received(1 << 20, at: Self.at(3001)) }
+        #expect(error?.message.contains("deadline (3.0 seconds)") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func theClockStartsAtTheFirstPullNotBefore() throws {
+        // A server too busy to pull for a while is not the client's fault.
+        var clock = BodyClock(MultipartBodyTimeout(minimumBytesPerSecond: 100, window: .seconds(1)))
+        #expect(throws: Never.self) { try clock.check(at: Self.at(60_000)) }
+        clock.begin(at: Self.at(60_000))
+        try clock.received(100, at: Self.at(60_900))
+        #expect(throws: Never.self) { try clock.check(at: Self.at(61_000)) }
+    }
+
+    @Test func aRuleThatCannotBeIsRefused() {
+        for rule in [
+            MultipartBodyTimeout(minimumBytesPerSecond: 0), MultipartBodyTimeout(window: .zero),
+            MultipartBodyTimeout(deadline: .seconds(-1)),
+        ] {
+            #expect(throws: MultipartError.self) { try rule.validate() }
+        }
+    }
+
+    // MARK: Real sources, small windows
+
+    /// A form of one field and one 40,000-byte file, the file sent `bytesPerTick` bytes every `tick`, or cut after
+    /// `stopAfter` bytes by a source that then never sends again (until its task is cancelled).
+    struct SlowUpload: AsyncSequence, Sendable {
+        static let boundary = "slow"
+        static let head = Array(
+            "--slow\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--slow\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n\r\n"
+                .utf8)
+        var bytesPerTick: Int
+        var tick: Duration
+        var stopAfter: Int? = nil
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let upload: SlowUpload
+            var sent = 0
+            var headSent = false
+
+            mutating func next() async throws -> [UInt8]? {
+                if !headSent {
+                    headSent = true
+                    return SlowUpload.head
+                }
+                if let stop = upload.stopAfter, sent >= stop {
+                    try await Task.sleep(for: .seconds(3600))  // a client that stopped: ends when cancelled
+                }
+                guard sent < 40_000 else { return sent == 40_000 ? finish() : nil }
+                try await Task.sleep(for: upload.tick)
+                sent += upload.bytesPerTick
+                return [UInt8](repeating: 7, count: upload.bytesPerTick)
+            }
+
+            mutating func finish() -> [UInt8] {
+                sent += 1
+                return Array("\r\n--slow--\r\n".utf8)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(upload: self) }
+    }
+
+    static let contentType = "multipart/form-data; boundary=\(SlowUpload.boundary)"
+
+    static func spool(_ upload: SlowUpload, timeout: MultipartBodyTimeout?, in folder: TemporaryFolder)
+        async throws -> SpooledForm
+    {
+        var limits = MultipartSpooler.Limits.default
+        limits.bodyTimeout = timeout
+        return try await MultipartSpooler(directory: folder.url, limits: limits).spool(upload, contentType: contentType)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theSpoolerCutsATrickleAndLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // 10 bytes every 20 ms is 500 bytes a second, under the 10,000 the rule asks over each 300 ms window.
+        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20))
+        let error = await #expect(throws: MultipartError.self) {
+            try await Self.spool(
+                trickle, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 10_000, window: .milliseconds(300)),
+                in: folder)
+        }
+        #expect(error?.code == .timedOut)
+        #expect(error?.httpStatus == 408)
+        #expect(try folder.contents() == [])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theSpoolerCutsAClientThatStopsSendingAndLeavesNothing() async throws {
+        // Half the file, then nothing: the source's next() never returns until its task is cancelled. Idle
+        // timeouts restart on every chunk; this is the case that only a watchdog beside the read can cut.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let stalled = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(1), stopAfter: 20_000)
+        let error = await #expect(throws: MultipartError.self) {
+            try await Self.spool(
+                stalled, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 1000, window: .milliseconds(300)),
+                in: folder)
+        }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message.contains("0 bytes in") == true, "\(error?.message ?? "")")
+        #expect(try folder.contents() == [])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theDeadlineCutsABodyThatKeepsItsRate() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let steady = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(10))  // 100 kB/s, 0.4 s for the file
+        let error = await #expect(throws: MultipartError.self) {
+            try await Self.spool(
+                steady, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 1, deadline: .milliseconds(100)),
+                in: folder)
+        }
+        #expect(error?.message.contains("deadline") == true, "\(error?.message ?? "")")
+        #expect(try folder.contents() == [])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aBodyThatKeepsItsRateIsSpooled() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let steady = SlowUpload(bytesPerTick: 4000, tick: .milliseconds(1))
+        let form = try await Self.spool(steady, timeout: .default, in: folder)
+        #expect(form.files.first?.byteCount == 40_000)
+        form.removeFiles()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theAsyncPartsCutATrickleAsItsChunksArrive() async throws {
+        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20))
+        let parts = try trickle.multipartParts(
+            contentType: Self.contentType,
+            timeout: MultipartBodyTimeout(minimumBytesPerSecond: 10_000, window: .milliseconds(300)))
+        let error = await #expect(throws: MultipartError.self) {
+            for try await part in parts {
+                for try await _ in part.body {}
+            }
+        }
+        #expect(error?.code == .timedOut)
+    }
+}
