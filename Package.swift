@@ -47,8 +47,11 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
-            name: "StreamingMultipartNIO",  // ByteBuffer glue for servers and AsyncHTTPClient: swift-nio only
-            dependencies: ["StreamingMultipart", .product(name: "NIOCore", package: "swift-nio")],
+            name: "StreamingMultipartNIO",  // ByteBuffer and HTTP/1 glue for servers and AsyncHTTPClient: swift-nio only
+            dependencies: [
+                "StreamingMultipart", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: upcoming
         ),
         .executableTarget(
@@ -69,6 +72,8 @@ let package = Package(
                 "StreamingMultipartNIO",
                 "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: upcoming
