@@ -1,54 +1,68 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartNIO
 
 /// `POST /upload`: streams the request body through the parser into the spooler (never collecting it whole) and
 /// answers the form as JSON; the spooled files are removed once the answer is made.
+///
+/// Every answer closes the connection (`Connection: close`): the server never reads what a client sends after its
+/// form, or the rest of a body it refused. Errors are answered with the library's status table
+/// (`MultipartError.httpStatus`) and its client message; the whole error, with the spool folder's paths, goes to the
+/// log only.
 struct UploadService: Sendable {
     let spooler: MultipartSpooler
+    let slots: UploadSlots
+    /// The most bytes of a field's value (and of a name or filename) echoed in the answer.
+    let echoBytes: Int
+    let logger: Logger
 
     func upload(_ request: Request) async -> Response {
         guard let contentType = request.headers[.contentType] else {
             return answer(.badRequest, ErrorBody(error: .init(code: "invalidContentType", message: "no Content-Type")))
         }
+        guard slots.take() else {
+            logger.warning("refused an upload: all \(slots.limit) upload slots are taken")
+            let body = ErrorBody(
+                error: .init(
+                    code: "busy", message: "the server takes \(slots.limit) uploads at once; try again shortly"))
+            return answer(.serviceUnavailable, body, headers: [.retryAfter: "1"])
+        }
+        defer { slots.give() }
         do {
             let result = try await spooler.withSpooledForm(
                 request.body, contentType: contentType, contentEncoding: request.headers[.contentEncoding]
             ) { form in
-                UploadResult(form)
+                UploadResult(form, echoBytes: echoBytes)
             }
             return answer(.ok, result)
         } catch let error as MultipartError {
-            let body = ErrorBody(error: .init(code: error.code.name, message: error.message, offset: error.offset))
-            return answer(Self.status(for: error), body)
+            let status = HTTPResponse.Status(code: error.httpStatus)
+            if error.httpStatus >= 500 {
+                logger.error("upload failed: \(error)")
+            } else {
+                logger.info("upload refused: \(error)")
+            }
+            let body = ErrorBody(
+                error: .init(code: error.code.name, message: error.clientMessage, offset: error.offset))
+            return answer(status, body, headers: error.httpStatus == 503 ? [.retryAfter: "1"] : [:])
         } catch {
             // The body itself failed (the connection dropped, or the task was cancelled): nobody may be listening.
-            let body = ErrorBody(error: .init(code: "bodyFailed", message: "reading the request failed: \(error)"))
+            logger.info("upload failed reading the request: \(error)")
+            let body = ErrorBody(error: .init(code: "bodyFailed", message: "reading the request failed"))
             return answer(.badRequest, body)
         }
     }
 
-    /// 413 for a limit, 415 for an encoding, media type or charset the server does not read, 507 for a full disk,
-    /// 500 for another write failure, 400 for a malformed body.
-    static func status(for error: MultipartError) -> HTTPResponse.Status {
-        switch error.code {
-        case .limitExceeded: return .contentTooLarge
-        case .unsupportedContentEncoding, .unsupportedCharset, .invalidContentType: return .unsupportedMediaType
-        case .writeFailed:
-            return (error.cause as? SystemCallError)?.errno == ENOSPC ? .init(code: 507) : .internalServerError
-        default: return .badRequest
-        }
-    }
-
-    private func answer(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+    private func answer(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
+        fields.append(contentsOf: headers)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
 import StreamingMultipart
 import StreamingMultipartCrypto
 
@@ -34,11 +37,21 @@ guard FileManager.default.fileExists(atPath: spoolDirectory, isDirectory: &isDir
     exit(1)
 }
 
+var logger = Logger(label: "UploadServer")
+logger.logLevel = .info
+
 var limits = MultipartSpooler.Limits()
 limits.parser.maxFileBytes = options.maxFileBytes
+limits.bodyTimeout = MultipartBodyTimeout(
+    minimumBytesPerSecond: options.bodyRate, window: .seconds(options.bodyWindow),
+    deadline: options.bodyDeadline.map { .seconds($0) })
+let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.halfFree(at: spoolDirectory))
+let slots = UploadSlots(limit: options.maxUploads ?? UploadSlots.fittingDescriptors())
 let service = UploadService(
     spooler: MultipartSpooler(
-        directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil))
+        directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil,
+        diskBudget: budget),
+    slots: slots, echoBytes: options.echoBytes, logger: logger)
 
 let router = Router()
 router.get("/") { _, _ in
@@ -48,16 +61,23 @@ router.get("/") { _, _ in
 }
 router.post("/upload") { request, _ in await service.upload(request) }
 
+let timeouts = GuardedHTTP1Channel.Timeouts(
+    header: .nanoseconds(Int64(options.headerTimeout * 1e9)), idle: .seconds(options.idleTimeout),
+    write: .nanoseconds(Int64(options.writeTimeout * 1e9)))
 let app = Application(
     router: router,
-    server: .http1(configuration: .init(additionalChannelHandlers: [ContinueHandler()])),
+    server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, timeouts: timeouts) },
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
         // Unbuffered: a test or a script waits for this line to learn the port.
         FileHandle.standardOutput.write(
             Data("UploadServer listening on http://127.0.0.1:\(port)/, spooling to \(spoolDirectory)\n".utf8))
-    }
+    },
+    logger: logger
+)
+logger.info(
+    "limits: \(slots.limit) uploads at once, a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
 )
 try await app.runService()  // until SIGINT or SIGTERM
 if madeSpoolDirectory {

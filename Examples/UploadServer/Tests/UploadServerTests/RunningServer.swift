@@ -21,11 +21,15 @@ final class RunningServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    init(arguments: [String] = []) throws {
+    /// Starts the server with `arguments`; `launcher` runs it through another program first (`prlimit` with its
+    /// options, which execs the server in its own process).
+    init(arguments: [String] = [], launcher: [String] = []) throws {
         spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: try #require(Self.binary))
-        process.arguments = ["--port", "0", "--spool-dir", spool.path] + arguments
+        let binary = try #require(Self.binary)
+        let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -55,6 +59,29 @@ final class RunningServer: @unchecked Sendable {
         else { return nil }
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
         return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+    }
+
+    /// The server's open descriptors now (Linux: the entries of /proc/PID/fd).
+    func openDescriptors() -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd"))?.count
+    }
+
+    /// The server's resident memory now, in KiB (Linux: `VmRSS` in /proc/PID/status).
+    func residentKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+    }
+
+    /// The CPU time the server has used so far, in clock ticks (Linux: utime + stime in /proc/PID/stat).
+    func cpuTicks() -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
     }
 
     func stop() {

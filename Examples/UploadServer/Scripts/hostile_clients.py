@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Clients that misbehave, against UploadServer on 127.0.0.1, each scenario printing one JSON line of what happened.
+
+    python3 hostile_clients.py PORT SCENARIO [--connections N] [--hold SECONDS]
+
+Scenarios:
+  slow-headers  N connections that send nothing, half a request line, or half the headers (a third each); while
+                they wait, one normal upload. Reports when the server closed each, and the upload's status.
+  slow-bodies   N uploads whose file trickles a few bytes every half second; reports each answer and when it came.
+  stalled       N uploads that send half their file and then nothing; reports each answer and when it came.
+  never-read    N clients send a form of eight 1 MiB fields of 0x01 and never read the answer; they hold their
+                connections --hold seconds, then report whether the server closed them.
+  refused       a 1 GiB POST of the wrong type, sent as fast as possible; reports the status line and how many
+                bytes the server took before it closed the connection.
+  pipeline      three GETs and a POST with Expect: 100-continue in one write; reports the order of what came back.
+  framing       Transfer-Encoding: gzip, chunked; HTTP/1.0 with chunked; chunked beside Content-Length.
+  upload        one normal upload of a 1 MiB file; reports its status.
+"""
+import argparse
+import asyncio
+import json
+import time
+
+BOUNDARY = "hostileclientboundary"
+
+
+def form_head(filename="f.bin"):
+    return (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhello\r\n"
+            f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{filename}\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode()
+
+
+FORM_TAIL = f"\r\n--{BOUNDARY}--\r\n".encode()
+
+
+def post_head(length, content_type=f"multipart/form-data; boundary={BOUNDARY}", extra=""):
+    return (f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {length}\r\n{extra}\r\n").encode()
+
+
+async def read_answer(reader, timeout):
+    """The status code and body of one answer, or (None, reason) when none came."""
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+    except (asyncio.IncompleteReadError, ConnectionError) as error:
+        return None, f"closed: {type(error).__name__}"
+    except asyncio.TimeoutError:
+        return None, "no answer"
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = next((int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:")), 0)
+    try:
+        body = await asyncio.wait_for(reader.readexactly(length), timeout)
+    except Exception:
+        body = b""
+    return status, body.decode(errors="replace")
+
+
+async def closed_within(reader, timeout):
+    """Seconds until the server closes the connection (reading and discarding what it sends), or None."""
+    start = time.monotonic()
+    try:
+        while True:
+            data = await asyncio.wait_for(reader.read(65536), timeout - (time.monotonic() - start))
+            if not data:
+                return time.monotonic() - start
+    except ConnectionError:
+        return time.monotonic() - start
+    except asyncio.TimeoutError:
+        return None
+
+
+async def normal_upload(port, size=1 << 20, timeout=60):
+    start = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    body = form_head() + bytes(size) + FORM_TAIL
+    writer.write(post_head(len(body)) + body)
+    await writer.drain()
+    status, text = await read_answer(reader, timeout)
+    writer.close()
+    return {"status": status, "seconds": round(time.monotonic() - start, 3), "body": text[:200]}
+
+
+async def slow_headers(port, connections, hold):
+    kinds = [b"", b"POST /upl", b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-"]
+    streams = []
+    for index in range(connections):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(kinds[index % 3])
+        await writer.drain()
+        streams.append((reader, writer))
+    opened = time.monotonic()
+    watch = [asyncio.create_task(closed_within(reader, hold)) for reader, _ in streams]
+    upload = await normal_upload(port)
+    closed = await asyncio.gather(*watch)
+    for _, writer in streams:
+        writer.close()
+    cut = sorted(c for c in closed if c is not None)
+    return {"connections": connections, "closed": len(cut), "opened_seconds": round(time.monotonic() - opened, 3),
+            "closed_p50": cut[len(cut) // 2] if cut else None, "closed_max": cut[-1] if cut else None,
+            "upload_meanwhile": upload}
+
+
+async def slow_body(port, stall, hold):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    size = 200_000
+    body_length = len(form_head()) + size + len(FORM_TAIL)
+    writer.write(post_head(body_length) + form_head())
+    await writer.drain()
+    start = time.monotonic()
+    answer = asyncio.create_task(read_answer(reader, hold))
+    sent = 0
+    try:
+        while not answer.done() and time.monotonic() - start < hold:
+            if stall and sent >= size // 2:
+                await asyncio.sleep(0.2)  # stopped sending: only the server can end this
+                continue
+            chunk = bytes(size // 2) if stall and sent == 0 else b"x" * 4
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+            await asyncio.sleep(0 if stall else 0.5)
+    except ConnectionError:
+        pass
+    status, text = await answer
+    writer.close()
+    return {"status": status, "seconds": round(time.monotonic() - start, 3), "sent": sent, "body": text[:200]}
+
+
+async def slow_bodies(port, connections, hold, stall):
+    results = await asyncio.gather(*(slow_body(port, stall, hold) for _ in range(connections)))
+    return {"connections": connections, "answers": [r["status"] for r in results],
+            "seconds_max": max(r["seconds"] for r in results), "example": results[0]}
+
+
+async def never_read(port, connections, hold):
+    # Eight fields just under the default 1 MiB field limit: 8 MiB of 0x01, each \u0001 in a JSON echo.
+    value = b"\x01" * ((1 << 20) - 64)
+    body = b"".join(
+        f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"f{i}\"\r\n\r\n".encode() + value + b"\r\n"
+        for i in range(8)) + f"--{BOUNDARY}--\r\n".encode()
+    streams = []
+    for _ in range(connections):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 16)
+        writer.transport.set_write_buffer_limits(high=1 << 26)
+        writer.write(post_head(len(body)) + body)
+        streams.append((reader, writer))
+    await asyncio.gather(*(writer.drain() for _, writer in streams))
+    # Never read: the answers sit in the server's socket buffers (or its memory) until it gives up on us.
+    await asyncio.sleep(hold)
+    closed = 0
+    for reader, writer in streams:
+        try:
+            while await asyncio.wait_for(reader.read(1 << 20), 0.5):
+                pass
+            closed += 1
+        except asyncio.TimeoutError:
+            pass
+        except ConnectionError:
+            closed += 1
+        writer.close()
+    return {"connections": connections, "bytes_each": len(body), "closed_by_server": closed}
+
+
+async def refused(port):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    size = 1 << 30
+    writer.write(post_head(size, content_type="text/plain"))
+    sent = 0
+    chunk = bytes(1 << 20)
+    answer = asyncio.create_task(read_answer(reader, 30))
+    start = time.monotonic()
+    try:
+        while sent < size and time.monotonic() - start < 30:
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+    except ConnectionError:
+        pass
+    status, text = await answer
+    writer.close()
+    return {"status": status, "sent_before_close": sent, "declared": size, "body": text[:200]}
+
+
+async def pipeline(port):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    body = form_head() + b"data" + FORM_TAIL
+    gets = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3
+    writer.write(gets + post_head(len(body), extra="Expect: 100-continue\r\n"))
+    await writer.drain()
+    order = []
+    for _ in range(4):
+        status, _ = await read_answer(reader, 10)
+        order.append(status)
+        if status == 100:
+            writer.write(body)
+            await writer.drain()
+            break
+    status, _ = await read_answer(reader, 10)
+    order.append(status)
+    writer.close()
+    return {"order": order}
+
+
+async def framing(port):
+    cases = {
+        "gzip, chunked": b"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+        "HTTP/1.0 chunked": b"POST /upload HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "chunked and length": b"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+        "chunked": (b"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                    b"Content-Type: multipart/form-data; boundary=" + BOUNDARY.encode() + b"\r\n\r\n"),
+    }
+    results = {}
+    for name, head in cases.items():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head)
+        if name == "chunked":
+            body = form_head() + b"data" + FORM_TAIL
+            writer.write(b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+        await writer.drain()
+        status, text = await read_answer(reader, 10)
+        results[name] = {"status": status, "closed": await closed_within(reader, 5) is not None, "body": text[:160]}
+        writer.close()
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("scenario")
+    parser.add_argument("--connections", type=int, default=30)
+    parser.add_argument("--hold", type=float, default=20)
+    args = parser.parse_args()
+    scenarios = {
+        "slow-headers": lambda: slow_headers(args.port, args.connections, args.hold),
+        "slow-bodies": lambda: slow_bodies(args.port, args.connections, args.hold, stall=False),
+        "stalled": lambda: slow_bodies(args.port, args.connections, args.hold, stall=True),
+        "never-read": lambda: never_read(args.port, args.connections, args.hold),
+        "refused": lambda: refused(args.port),
+        "pipeline": lambda: pipeline(args.port),
+        "framing": lambda: framing(args.port),
+        "upload": lambda: normal_upload(args.port),
+    }
+    print(json.dumps(asyncio.run(scenarios[args.scenario]())))
+
+
+if __name__ == "__main__":
+    main()

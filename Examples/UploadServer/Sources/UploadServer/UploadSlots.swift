@@ -1,0 +1,37 @@
+import Foundation
+
+/// How many uploads may run at once: each holds a connection and a spool file, two descriptors, and a server that
+/// runs out of descriptors stops answering anyone. Past the limit an upload is answered 503 with `Retry-After`
+/// before its body is read.
+final class UploadSlots: @unchecked Sendable {
+    let limit: Int
+    private let lock = NSLock()
+    private var taken = 0  // guarded by `lock`
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Takes a slot; false when all are taken.
+    func take() -> Bool {
+        lock.withLock {
+            guard taken < limit else { return false }
+            taken += 1
+            return true
+        }
+    }
+
+    func give() { lock.withLock { taken -= 1 } }
+
+    /// A limit that keeps uploads within this process's descriptors: three for each (its connection, its spool
+    /// file, and one more for a connection still sending its headers), 64 kept for everything else.
+    static func fittingDescriptors() -> Int {
+        var limits = rlimit()
+        #if os(Linux)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limits) == 0 else { return 64 }
+        let descriptors = Int(min(limits.rlim_cur, 1 << 20))  // an unlimited limit is a huge number
+        return max(1, min(4096, (descriptors - 64) / 3))
+    }
+}

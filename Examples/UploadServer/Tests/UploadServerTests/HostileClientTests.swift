@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+/// The server survives slow and greedy clients (`Scripts/hostile_clients.py` plays them, on 127.0.0.1): slow
+/// headers, trickled and stalled bodies, clients that never read, too many uploads at once, refusals, pipelined
+/// `Expect: 100-continue`, doubtful framing, a disk budget, and errors that name no paths. Each test starts a server
+/// with small timeouts, so that the whole suite takes seconds, not minutes.
+@Suite(.serialized) struct HostileClientTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Scripts/hostile_clients.py").path
+
+    /// Runs a scenario against `server` and returns its JSON report.
+    static func scenario(_ name: String, on server: RunningServer, _ options: [String] = []) throws -> [String: Any] {
+        let python = try #require(onPath("python3"))
+        let result = try run(python, [script, String(server.port), name] + options)
+        try #require(result.status == 0, "\(name): \(result.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text)")
+    }
+
+    /// The smaller timeouts the tests run the server with.
+    static let quick = [
+        "--header-timeout", "1", "--body-rate", "1024", "--body-window", "1", "--write-timeout", "2",
+        "--idle-timeout", "10",
+    ]
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func slowHeadersAreCutWhileANormalUploadIsAnswered() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let before = try #require(server.openDescriptors())
+        // 60 connections: nothing, half a request line, half the headers.
+        let report = try Self.scenario("slow-headers", on: server, ["--connections", "60", "--hold", "20"])
+        #expect(report["closed"] as? Int == 60, "\(report)")
+        let upload = report["upload_meanwhile"] as? [String: Any]
+        #expect(upload?["status"] as? Int == 200, "\(report)")
+        #expect(try server.spooledFiles() == [])
+        #expect(
+            (server.openDescriptors() ?? .max) <= before + 2,
+            "descriptors \(before) → \(server.openDescriptors() ?? -1)")
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func tricklingBodiesAreAnswered408AndLeaveNothing() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let before = try #require(server.openDescriptors())
+        let report = try Self.scenario("slow-bodies", on: server, ["--connections", "10", "--hold", "30"])
+        #expect(report["answers"] as? [Int] == Array(repeating: 408, count: 10), "\(report)")
+        #expect(try server.spooledFiles() == [])
+        #expect((server.openDescriptors() ?? .max) <= before + 2)
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func stalledBodiesAreAnswered408AndLeaveNothing() throws {
+        // Half a file, then nothing: an idle timeout would cut these too, but the body's own rule answers first.
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let report = try Self.scenario("stalled", on: server, ["--connections", "10", "--hold", "30"])
+        #expect(report["answers"] as? [Int] == Array(repeating: 408, count: 10), "\(report)")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func clientsThatNeverReadTheirAnswerPinNoMemory() throws {
+        // Ten forms of eight 1 MiB fields of 0x01, answers never read. Each answer echoed every field (48 MB), and
+        // ten such clients took the server from 31 to 594 MB; the echo is bounded now, and stuck writes time out.
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let before = try #require(server.residentKiB())
+        let report = try Self.scenario("never-read", on: server, ["--connections", "10", "--hold", "4"])
+        let after = try #require(server.residentKiB())
+        #expect(report["connections"] as? Int == 10, "\(report)")
+        #expect(after - before < 64 * 1024, "resident memory \(before) KiB → \(after) KiB")
+        print("HostileClientTests: never-read, RSS \(before) KiB → \(after) KiB, \(report)")
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func aRefusalIsAnsweredAndTheRestOfTheBodyIsNotRead() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let report = try Self.scenario("refused", on: server)
+        #expect(report["status"] as? Int == 415, "\(report)")
+        let sent = try #require(report["sent_before_close"] as? Int)
+        #expect(sent < 256 << 20, "the server took \(sent) bytes of a refused 1 GiB body")
+        print("HostileClientTests: refused 1 GiB body, the client got \(sent) bytes in before the close")
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func uploadsPastTheLimitAreAnswered503AtOnce() throws {
+        let server = try RunningServer(arguments: Self.quick + ["--max-uploads", "2", "--body-window", "3"])
+        defer { server.stop() }
+        let report = try Self.scenario("stalled", on: server, ["--connections", "5", "--hold", "30"])
+        let answers = try #require(report["answers"] as? [Int])
+        #expect(answers.sorted() == [408, 408, 503, 503, 503], "\(report)")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    @Test(
+        .enabled(if: onPath("python3") != nil && onPath("prlimit") != nil, "needs python3 and prlimit (util-linux)"),
+        .timeLimit(.minutes(3)))
+    func withFewDescriptorsTheServerRefusesBeforeRunningOutAndNeverSpins() throws {
+        // 256 descriptors: uploads are limited to (256 - 64) / 3 = 64; 120 stalled uploads get 64 408s and 56
+        // 503s, and a normal upload afterwards is answered. Then 400 connections that send nothing: past the
+        // descriptor limit accept fails (EMFILE) and NIO backs off; the server must not spin meanwhile.
+        let server = try RunningServer(
+            arguments: Self.quick + ["--body-window", "3"], launcher: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
+        defer { server.stop() }
+        let report = try Self.scenario("stalled", on: server, ["--connections", "120", "--hold", "40"])
+        let answers = try #require(report["answers"] as? [Int])
+        #expect(answers.filter { $0 == 503 }.count == 56, "\(report)")
+        #expect(answers.filter { $0 == 408 }.count == 64, "\(report)")
+        #expect(try Self.scenario("upload", on: server)["status"] as? Int == 200)
+
+        let ticksBefore = try #require(server.cpuTicks())
+        let flood = try Self.scenario("slow-headers", on: server, ["--connections", "400", "--hold", "30"])
+        let ticks = try #require(server.cpuTicks()) - ticksBefore
+        let seconds = try #require(flood["opened_seconds"] as? Double)
+        // Clock ticks are hundredths of a second: below half of one core over the flood.
+        #expect(Double(ticks) / 100 < seconds / 2, "the server used \(ticks) ticks in \(seconds) s")
+        #expect((flood["upload_meanwhile"] as? [String: Any])?["status"] as? Int == 200, "\(flood)")
+        print(
+            "HostileClientTests: 256 descriptors: \(answers.count) stalled uploads, a flood of 400: \(ticks) ticks in \(seconds) s, \(flood)"
+        )
+        #expect(try server.spooledFiles() == [])
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
+    func pipelinedRequestsGetTheirContinueInOrder() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        // Three GETs, then the POST's 100 Continue, then its answer: the 100 used to come first.
+        #expect(try Self.scenario("pipeline", on: server)["order"] as? [Int] == [200, 200, 200, 100, 200])
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
+    func doubtfulFramingIsRefusedAndTheConnectionClosed() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        let report = try Self.scenario("framing", on: server)
+        func outcome(_ name: String) -> (Int?, Bool?) {
+            let result = report[name] as? [String: Any]
+            return (result?["status"] as? Int, result?["closed"] as? Bool)
+        }
+        #expect(outcome("gzip, chunked") == (501, true), "\(report)")
+        #expect(outcome("HTTP/1.0 chunked") == (400, true), "\(report)")
+        #expect(outcome("chunked and length") == (400, true), "\(report)")
+        #expect(outcome("chunked").0 == 200, "\(report)")
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
+    func theDiskBudgetIsAnswered507WithoutAPath() throws {
+        let server = try RunningServer(arguments: Self.quick + ["--disk-budget", "100000"])
+        defer { server.stop() }
+        let report = try Self.scenario("upload", on: server)
+        #expect(report["status"] as? Int == 507, "\(report)")
+        let body = try #require(report["body"] as? String)
+        #expect(body.contains("insufficientStorage") && !body.contains(server.spool.path), "\(body)")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
+    func aFailureOfTheServersOwnIsAnsweredWithoutItsPaths() throws {
+        let server = try RunningServer(arguments: Self.quick)
+        defer { server.stop() }
+        try FileManager.default.removeItem(at: server.spool)  // every spool file now fails to be created
+        let report = try Self.scenario("upload", on: server)
+        #expect(report["status"] as? Int == 500, "\(report)")
+        let body = try #require(report["body"] as? String)
+        #expect(body.contains("writeFailed") && !body.contains(server.spool.path) && !body.contains("/tmp"), "\(body)")
+    }
+}
