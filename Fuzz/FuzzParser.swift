@@ -1,4 +1,7 @@
-// libFuzzer entry point over the parser and the header tokenizers. Built by Fuzz/run.sh, not by SwiftPM.
+// libFuzzer entry point over the parser, the header tokenizers and the builder. Built by Fuzz/run.sh, not by
+// SwiftPM.
+
+import Foundation
 //
 // Input: a first line that is the Content-Type value (fuzzing MultipartBoundary(contentType:) and the parameter
 // tokenizer), then a byte that picks the mode and the chunk size, then the body.
@@ -7,7 +10,10 @@
 // parser holds stays within a chunk, a header block and a delimiter, and every property of a received head (decoded
 // on demand from its bytes) agrees with the headers and a disposition parsed again from them. In compressed mode
 // (control bit 0x10) the body is gzipped or deflated (bit 0x20) and must parse to the same outcome through the
-// zlib stage, and the raw input, read as compressed data, must fail cleanly.
+// zlib stage, and the raw input, read as compressed data, must fail cleanly. The builder: every body the strict
+// parser accepts is built again under its own boundary (one the caller chose, so file and stream parts are
+// scanned for it), each part once from memory and once as a stream; the builder refuses the memory part exactly
+// when reading the stream part fails on the boundary, and what it builds parses back to the same parts.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -34,6 +40,9 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = outcome(body, boundary, mode, limits, chunkSize: body.count + 1)
     let chunked = outcome(body, boundary, mode, limits, chunkSize: chunkSize)
     precondition(whole == chunked, "whole and chunked parses differ: \(whole) vs \(chunked)")
+    if mode == .strict, whole.error == nil, let parts = collectParts(body, boundary) {
+        checkBuilderRoundTrip(parts, boundary: boundary, readSize: chunkSize)
+    }
     if control & 0x10 != 0 {
         // Compressed mode: the body gzipped or deflated, parsed through the zlib stage, gives the same outcome;
         // and the raw input read as compressed data never crashes or hangs.
@@ -129,4 +138,80 @@ func checkConsistent(_ head: MultipartParser.PartHead, mode: MultipartParser.Mod
     precondition(reparsed == disposition, "disposition of \(head) differs from \(value) parsed again")
     let made = MultipartParser.PartHead(index: head.index, headers: head.headers, disposition: disposition)
     precondition(made == head && made.hashValue == head.hashValue, "\(head) differs from its fields")
+}
+
+/// A part as the parser read it: its head's name, filename and content type, and its bytes.
+struct ReadPart {
+    var name: String
+    var filename: String?
+    var contentType: String?
+    var bytes: [UInt8]
+}
+
+/// The parts of a body the strict parser accepts, or nil.
+func collectParts(_ body: [UInt8], _ boundary: MultipartBoundary) -> [ReadPart]? {
+    guard var parser = try? MultipartParser(boundary: boundary) else { return nil }
+    var parts: [ReadPart] = []
+    do {
+        try parser.append(body)
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders(let head):
+                parts.append(ReadPart(name: head.name, filename: head.filename, contentType: head.contentType, bytes: []))
+            case .bodyBytes(let bytes): parts[parts.count - 1].bytes += bytes
+            case .partEnd, .end: break
+            }
+        }
+        try parser.finish()
+    } catch {
+        return nil
+    }
+    return parts
+}
+
+/// Builds `parts` again under `boundary`, from memory and as streams, and checks what comes out (see the top).
+func checkBuilderRoundTrip(_ parts: [ReadPart], boundary: MultipartBoundary, readSize: Int) {
+    var body = MultipartBody(boundary: boundary)
+    var expected: [ReadPart] = []
+    for part in parts {
+        let data = Data(part.bytes)
+        let inMemory = MultipartPart.data(data, name: part.name, filename: part.filename, contentType: part.contentType)
+        let streamed = MultipartPart.stream(
+            name: part.name, filename: part.filename, contentType: part.contentType, length: data.count
+        ) { InputStream(data: data) }
+        var alone = MultipartBody(boundary: boundary)
+        guard (try? alone.append(streamed)) != nil else { continue }  // a header the builder refuses, both ways
+        var reader = alone.makeReader()
+        let streamReads = (try? readAll(&reader, size: readSize)) != nil
+        let memoryAppends = (try? body.append(inMemory)) != nil
+        precondition(memoryAppends == streamReads, "memory part appended: \(memoryAppends), stream read: \(streamReads)")
+        guard memoryAppends else { continue }
+        precondition((try? body.append(streamed)) != nil, "a stream part refused where its memory twin was not")
+        let name = ContentDisposition.decodeBrowserEscapes(ContentDisposition.escape(part.name))
+        let filename = part.filename.map { ContentDisposition.decodeBrowserEscapes(ContentDisposition.escape($0)) }
+        let read = ReadPart(name: name, filename: filename, contentType: part.contentType, bytes: part.bytes)
+        expected += [read, read]
+    }
+    var reader = body.makeReader()
+    guard let built = try? readAll(&reader, size: readSize) else {
+        preconditionFailure("a body of parts the builder accepted failed to read")
+    }
+    guard let again = collectParts(built, boundary) else {
+        preconditionFailure("the builder's body does not parse: \(String(decoding: built, as: UTF8.self).debugDescription)")
+    }
+    precondition(
+        again.map(\.name) == expected.map(\.name) && again.map(\.filename) == expected.map(\.filename)
+            && again.map(\.bytes) == expected.map(\.bytes),
+        "the builder's body reads back otherwise")
+}
+
+/// A reader's whole output, in reads of `size` bytes.
+func readAll(_ reader: inout BodyReader, size: Int) throws -> [UInt8] {
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: max(1, min(size, 1 << 16)))
+    while true {
+        let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        if count == 0 { return result }
+        result += buffer[..<count]
+    }
 }
