@@ -12,6 +12,8 @@ Scenarios:
                 connections --hold seconds, then report whether the server closed them.
   refused       a 1 GiB POST of the wrong type, sent as fast as possible; reports the status line and how many
                 bytes the server took before it closed the connection.
+  idle-flood    N connections that send nothing, held --hold seconds: reports how many were answered 503 at once,
+                and the status of a normal upload made while they are held.
   pipeline      three GETs and a POST with Expect: 100-continue in one write; reports the order of what came back.
   framing       Transfer-Encoding: gzip, chunked; HTTP/1.0 with chunked; chunked beside Content-Length.
   upload        one normal upload of a 1 MiB file; reports its status.
@@ -182,6 +184,25 @@ async def refused(port):
     return {"status": status, "sent_before_close": sent, "declared": size, "body": text[:200]}
 
 
+async def idle_flood(port, connections, hold):
+    streams = []
+    for _ in range(connections):
+        streams.append(await asyncio.open_connection("127.0.0.1", port))
+    await asyncio.sleep(0.5)
+    refused = 0
+    for reader, _ in streams:
+        try:
+            if b" 503 " in await asyncio.wait_for(reader.read(200), 0.05):
+                refused += 1
+        except (asyncio.TimeoutError, ConnectionError):
+            pass
+    upload = await normal_upload(port, timeout=10)
+    await asyncio.sleep(max(0, hold - 0.5 - upload["seconds"]))
+    for _, writer in streams:
+        writer.close()
+    return {"connections": connections, "answered_503": refused, "upload_meanwhile": upload}
+
+
 async def pipeline(port):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     body = form_head() + b"data" + FORM_TAIL
@@ -237,6 +258,7 @@ def main():
         "stalled": lambda: slow_bodies(args.port, args.connections, args.hold, stall=True),
         "never-read": lambda: never_read(args.port, args.connections, args.hold),
         "refused": lambda: refused(args.port),
+        "idle-flood": lambda: idle_flood(args.port, args.connections, args.hold),
         "pipeline": lambda: pipeline(args.port),
         "framing": lambda: framing(args.port),
         "upload": lambda: normal_upload(args.port),

@@ -15,7 +15,8 @@ import StreamingMultipartNIO
 /// ```
 ///
 /// Hummingbird's own `.http1()` adds its `additionalChannelHandlers` after that conversion, where these could not
-/// work; the rest is what `HTTP1Channel.setup` does.
+/// work; the rest is what `HTTP1Channel.setup` does. A connection past the ``ConnectionLimit`` gets a
+/// ``RefusedConnectionHandler`` first instead, which answers 503 and closes it.
 struct GuardedHTTP1Channel: HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -31,10 +32,17 @@ struct GuardedHTTP1Channel: HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let timeouts: Timeouts
+    let connections: ConnectionLimit
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
+            if connections.admit() {
+                let limit = connections
+                channel.closeFuture.whenComplete { _ in limit.release() }
+            } else {
+                try pipeline.addHandler(RefusedConnectionHandler())  // answered 503 and closed, nothing read
+            }
             try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
             try pipeline.addHandlers([
                 // The guards' own answers pass the handlers nearer the socket: CloseAfterResponse closes after them.

@@ -23,6 +23,8 @@ struct ServerOptions {
     var bodyDeadline: Double?
     /// Uploads at once; nil to fit the process's descriptor limit.
     var maxUploads: Int?
+    /// Connections at once; nil to fit the process's descriptor limit beside the uploads' spool files.
+    var maxConnections: Int?
     /// Bytes all uploads may hold on disk at once; nil for half the spool folder's free space at start.
     var diskBudget: Int64?
     /// The most bytes of a field's value, a name or a filename echoed in an answer.
@@ -32,7 +34,7 @@ struct ServerOptions {
         usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N] [--no-sha256]
                             [--header-timeout S] [--idle-timeout S] [--write-timeout S]
                             [--body-rate BYTES] [--body-window S] [--body-deadline S]
-                            [--max-uploads N] [--disk-budget BYTES] [--echo-bytes N]
+                            [--max-uploads N] [--max-connections N] [--disk-budget BYTES] [--echo-bytes N]
           --header-timeout S   a request head must arrive within S seconds (default 10)
           --idle-timeout S     a connection idle for S seconds is closed (default 30)
           --write-timeout S    writes stuck for S seconds close the connection (default 10)
@@ -40,6 +42,7 @@ struct ServerOptions {
           --body-window S      the window, in seconds (default 10)
           --body-deadline S    a whole body may take S seconds (default: no limit)
           --max-uploads N      uploads at once, past which 503 (default: fit the descriptor limit)
+          --max-connections N  connections at once, past which 503 (default: fit the descriptor limit)
           --disk-budget BYTES  disk all uploads may hold at once, past which 507 (default: half the free space)
           --echo-bytes N       bytes of a value, name or filename echoed in an answer (default 256)
         """
@@ -80,6 +83,7 @@ struct ServerOptions {
             case "--body-window": bodyWindow = try seconds(argument)
             case "--body-deadline": bodyDeadline = try seconds(argument)
             case "--max-uploads": maxUploads = Int(try count(argument))
+            case "--max-connections": maxConnections = Int(try count(argument))
             case "--disk-budget": diskBudget = try count(argument)
             case "--echo-bytes": echoBytes = Int(try count(argument))
             case "-h", "--help": throw UsageError(nil)

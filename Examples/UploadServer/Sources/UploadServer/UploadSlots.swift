@@ -24,14 +24,18 @@ final class UploadSlots: @unchecked Sendable {
     /// A limit that keeps uploads within this process's descriptors: three for each (its connection, its spool
     /// file, and one more for a connection still sending its headers), 64 kept for everything else.
     static func fittingDescriptors() -> Int {
+        max(1, min(4096, (descriptorLimit() - 64) / 3))
+    }
+
+    /// This process's limit on open descriptors (`ulimit -n`).
+    static func descriptorLimit() -> Int {
         var limits = rlimit()
         #if os(Linux)
         let resource = Int32(RLIMIT_NOFILE.rawValue)
         #else
         let resource = RLIMIT_NOFILE
         #endif
-        guard getrlimit(resource, &limits) == 0 else { return 64 }
-        let descriptors = Int(min(limits.rlim_cur, 1 << 20))  // an unlimited limit is a huge number
-        return max(1, min(4096, (descriptors - 64) / 3))
+        guard getrlimit(resource, &limits) == 0 else { return 256 }
+        return Int(min(limits.rlim_cur, 1 << 20))  // an unlimited limit is a huge number
     }
 }

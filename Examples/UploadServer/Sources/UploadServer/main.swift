@@ -47,6 +47,8 @@ limits.bodyTimeout = MultipartBodyTimeout(
     deadline: options.bodyDeadline.map { .seconds($0) })
 let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.halfFree(at: spoolDirectory))
 let slots = UploadSlots(limit: options.maxUploads ?? UploadSlots.fittingDescriptors())
+let connections = ConnectionLimit(
+    limit: options.maxConnections ?? ConnectionLimit.fittingDescriptors(uploads: slots.limit))
 let service = UploadService(
     spooler: MultipartSpooler(
         directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil,
@@ -66,7 +68,9 @@ let timeouts = GuardedHTTP1Channel.Timeouts(
     write: .nanoseconds(Int64(options.writeTimeout * 1e9)))
 let app = Application(
     router: router,
-    server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, timeouts: timeouts) },
+    server: HTTPServerBuilder { responder in
+        GuardedHTTP1Channel(responder: responder, timeouts: timeouts, connections: connections)
+    },
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
@@ -77,7 +81,7 @@ let app = Application(
     logger: logger
 )
 logger.info(
-    "limits: \(slots.limit) uploads at once, a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
+    "limits: \(connections.limit) connections and \(slots.limit) uploads at once, a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
 )
 try await app.runService()  // until SIGINT or SIGTERM
 if madeSpoolDirectory {
