@@ -4,8 +4,8 @@
     python3 read_forms.py werkzeug|python-multipart|multipart < cases.json
 
 Input: a JSON array of {"content_type": str, "body": base64}. Output: a JSON array, one entry per case, in order:
-{"parts": [{"name", "filename", "size", "sha256"}]} in body order, or {"error": "..."} when the parser rejects
-the body. Names and filenames are the strings the parser hands its users (None when a part has no filename).
+{"parts": [{"name", "filename", "content_type", "size", "sha256"}]} in body order, or {"error": "..."} when the
+parser rejects the body. Names and filenames are the strings the parser hands its users (None when a part has no filename).
 Werkzeug keeps fields and files apart, so its parts are listed fields first, then files, each in body order.
 """
 import base64
@@ -15,8 +15,9 @@ import json
 import sys
 
 
-def part(name, filename, data):
-    return {"name": name, "filename": filename, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+def part(name, filename, data, content_type=None):
+    return {"name": name, "filename": filename, "content_type": content_type, "size": len(data),
+            "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def with_werkzeug(body, content_type):
@@ -28,7 +29,8 @@ def with_werkzeug(body, content_type):
     }
     _, form, files = parse_form_data(environ, silent=False, max_form_memory_size=None)
     parts = [part(name, None, value.encode()) for name, value in form.items(multi=True)]
-    parts += [part(name, storage.filename, storage.read()) for name, storage in files.items(multi=True)]
+    parts += [part(name, storage.filename, storage.read(), storage.content_type)
+              for name, storage in files.items(multi=True)]
     return parts
 
 
@@ -60,9 +62,10 @@ def with_python_multipart(body, content_type):
     def on_part_end():
         _, disposition = parse_options_header(current["headers"].get("content-disposition", b""))
         filename = disposition.get(b"filename")
+        content_type = current["headers"].get("content-type")
         parts.append(part(disposition.get(b"name", b"").decode("utf-8", "replace"),
                           filename.decode("utf-8", "replace") if filename is not None else None,
-                          bytes(current["data"])))
+                          bytes(current["data"]), content_type.decode() if content_type is not None else None))
 
     parser = MultipartParser(params[b"boundary"], {
         "on_part_begin": on_part_begin, "on_part_data": on_part_data, "on_part_end": on_part_end,
@@ -78,7 +81,7 @@ def with_multipart(body, content_type):
 
     _, options = multipart.parse_options_header(content_type)
     parser = multipart.MultipartParser(io.BytesIO(body), options["boundary"], content_length=len(body))
-    return [part(p.name, p.filename, p.raw) for p in parser]
+    return [part(p.name, p.filename, p.raw, p.content_type if p.filename is not None else None) for p in parser]
 
 
 PEERS = {"werkzeug": with_werkzeug, "python-multipart": with_python_multipart, "multipart": with_multipart}

@@ -2,7 +2,7 @@
 """A small upload server on 127.0.0.1 for the URLSession interop tests.
 
 Prints its port on the first line, then answers each POST with JSON: the request's Content-Length,
-Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see parse_form.py). Reads
+Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see read_forms.py). Reads
 chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
 Exits when standard input closes, so it never outlives the test that started it.
 """
@@ -14,7 +14,7 @@ import threading
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parse_form import with_python_multipart  # noqa: E402
+from read_forms import with_python_multipart  # noqa: E402
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

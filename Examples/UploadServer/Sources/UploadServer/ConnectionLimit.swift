@@ -1,39 +1,21 @@
-import Foundation
 import NIOCore
 
-/// How many connections may be open at once, so that `accept` never runs out of descriptors.
+/// Why the server limits its connections (with a ``Slots``), so that `accept` never runs out of descriptors.
 ///
 /// NIO 2.101 spins on a listening socket whose `accept` fails with `EMFILE`: its `ServerSocketChannel` clears
 /// `readPending` only after a successful accept, so the socket stays registered for reading and the event loop
 /// retries at once, about 10,000 times a second (a core's worth, measured with 300 idle connections against 128
 /// descriptors), and answers no one. `AcceptBackoffHandler` cannot stop it. So the server never lets `accept` fail:
-/// connections past this limit are answered `503` with `Retry-After` and closed at once, each holding its
+/// connections past the limit are answered `503` with `Retry-After` and closed at once, each holding its
 /// descriptor for a moment only.
-final class ConnectionLimit: @unchecked Sendable {
-    let limit: Int
-    private let lock = NSLock()
-    private var open = 0  // guarded by `lock`
-
-    init(limit: Int) { self.limit = max(1, limit) }
-
-    /// Counts a new connection in; false when the limit is reached (the connection is then refused, not counted).
-    func admit() -> Bool {
-        lock.withLock {
-            guard open < limit else { return false }
-            open += 1
-            return true
-        }
-    }
-
-    func release() { lock.withLock { open -= 1 } }
-
+enum ConnectionLimit {
     /// A limit that fits the process's descriptors beside `uploads` spool files and 64 for everything else.
     static func fittingDescriptors(uploads: Int) -> Int {
-        max(1, UploadSlots.descriptorLimit() - 64 - uploads)
+        max(1, Slots.descriptorLimit() - 64 - uploads)
     }
 }
 
-/// Answers a connection past the ``ConnectionLimit`` with a fixed 503 as soon as it is open, and closes it after
+/// Answers a connection past the connection limit with a fixed 503 as soon as it is open, and closes it after
 /// the write, without reading anything: the first handler of the pipeline, below the HTTP codec.
 final class RefusedConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer

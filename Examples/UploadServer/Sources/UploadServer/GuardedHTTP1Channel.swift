@@ -15,7 +15,7 @@ import StreamingMultipartNIO
 /// ```
 ///
 /// Hummingbird's own `.http1()` adds its `additionalChannelHandlers` after that conversion, where these could not
-/// work; the rest is what `HTTP1Channel.setup` does. A connection past the ``ConnectionLimit`` gets a
+/// work; the rest is what `HTTP1Channel.setup` does. A connection past the connection limit gets a
 /// ``RefusedConnectionHandler`` first instead, which answers 503 and closes it.
 struct GuardedHTTP1Channel: HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -32,14 +32,15 @@ struct GuardedHTTP1Channel: HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let timeouts: Timeouts
-    let connections: ConnectionLimit
+    /// The connection limit (see ``ConnectionLimit``).
+    let connections: Slots
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            if connections.admit() {
+            if connections.take() {
                 let limit = connections
-                channel.closeFuture.whenComplete { _ in limit.release() }
+                channel.closeFuture.whenComplete { _ in limit.give() }
             } else {
                 try pipeline.addHandler(RefusedConnectionHandler())  // answered 503 and closed, nothing read
             }

@@ -15,7 +15,7 @@ import StreamingMultipartNIO
 /// log only.
 struct UploadService: Sendable {
     let spooler: MultipartSpooler
-    let slots: UploadSlots
+    let slots: Slots
     /// The most bytes of a field's value (and of a name or filename) echoed in the answer.
     let echoBytes: Int
     let logger: Logger

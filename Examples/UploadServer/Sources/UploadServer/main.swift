@@ -46,8 +46,8 @@ limits.bodyTimeout = MultipartBodyTimeout(
     minimumBytesPerSecond: options.bodyRate, window: .seconds(options.bodyWindow),
     deadline: options.bodyDeadline.map { .seconds($0) })
 let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.halfFree(at: spoolDirectory))
-let slots = UploadSlots(limit: options.maxUploads ?? UploadSlots.fittingDescriptors())
-let connections = ConnectionLimit(
+let slots = Slots(limit: options.maxUploads ?? Slots.uploadsFittingDescriptors())
+let connections = Slots(
     limit: options.maxConnections ?? ConnectionLimit.fittingDescriptors(uploads: slots.limit))
 let service = UploadService(
     spooler: MultipartSpooler(

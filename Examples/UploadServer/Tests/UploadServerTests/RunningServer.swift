@@ -54,24 +54,22 @@ final class RunningServer: @unchecked Sendable {
     func spooledFiles() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: spool.path) }
 
     /// The server's peak resident memory so far, in KiB (Linux: `VmHWM` in /proc/PID/status).
-    func peakResidentKiB() -> Int? {
+    func peakResidentKiB() -> Int? { statusKiB("VmHWM") }
+
+    /// The server's resident memory now, in KiB (Linux: `VmRSS` in /proc/PID/status).
+    func residentKiB() -> Int? { statusKiB("VmRSS") }
+
+    /// A line of /proc/PID/status in KiB.
+    private func statusKiB(_ key: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         else { return nil }
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("\(key):") }
         return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
     }
 
     /// The server's open descriptors now (Linux: the entries of /proc/PID/fd).
     func openDescriptors() -> Int? {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd"))?.count
-    }
-
-    /// The server's resident memory now, in KiB (Linux: `VmRSS` in /proc/PID/status).
-    func residentKiB() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
-        else { return nil }
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-        return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
     }
 
     /// The CPU time the server has used so far, in clock ticks (Linux: utime + stime in /proc/PID/stat).

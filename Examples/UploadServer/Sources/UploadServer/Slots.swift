@@ -1,9 +1,9 @@
 import Foundation
 
-/// How many uploads may run at once: each holds a connection and a spool file, two descriptors, and a server that
-/// runs out of descriptors stops answering anyone. Past the limit an upload is answered 503 with `Retry-After`
-/// before its body is read.
-final class UploadSlots: @unchecked Sendable {
+/// How many of something may be at once: uploads (each holds a connection and a spool file, two descriptors, and a
+/// server that runs out of descriptors stops answering anyone; past the limit an upload is answered 503 with
+/// `Retry-After` before its body is read), and connections (see ``ConnectionLimit``).
+final class Slots: @unchecked Sendable {
     let limit: Int
     private let lock = NSLock()
     private var taken = 0  // guarded by `lock`
@@ -21,9 +21,9 @@ final class UploadSlots: @unchecked Sendable {
 
     func give() { lock.withLock { taken -= 1 } }
 
-    /// A limit that keeps uploads within this process's descriptors: three for each (its connection, its spool
+    /// A limit on uploads that keeps them within this process's descriptors: three for each (its connection, its spool
     /// file, and one more for a connection still sending its headers), 64 kept for everything else.
-    static func fittingDescriptors() -> Int {
+    static func uploadsFittingDescriptors() -> Int {
         max(1, min(4096, (descriptorLimit() - 64) / 3))
     }
 
