@@ -47,7 +47,8 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
-            name: "StreamingMultipartNIO",  // ByteBuffer and HTTP/1 glue for servers and AsyncHTTPClient: swift-nio only
+            // ByteBuffer and HTTP/1 glue for servers and AsyncHTTPClient: swift-nio only.
+            name: "StreamingMultipartNIO",
             dependencies: [
                 "StreamingMultipart", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -2,6 +2,7 @@
 // SwiftPM.
 
 import Foundation
+
 //
 // Input: a first line that is the Content-Type value (fuzzing MultipartBoundary(contentType:) and the parameter
 // tokenizer), then a byte that picks the mode and the chunk size, then the body.
@@ -157,7 +158,8 @@ func collectParts(_ body: [UInt8], _ boundary: MultipartBoundary) -> [ReadPart]?
         while let event = try parser.next() {
             switch event {
             case .partHeaders(let head):
-                parts.append(ReadPart(name: head.name, filename: head.filename, contentType: head.contentType, bytes: []))
+                parts.append(
+                    ReadPart(name: head.name, filename: head.filename, contentType: head.contentType, bytes: []))
             case .bodyBytes(let bytes): parts[parts.count - 1].bytes += bytes
             case .partEnd, .end: break
             }
@@ -184,7 +186,8 @@ func checkBuilderRoundTrip(_ parts: [ReadPart], boundary: MultipartBoundary, rea
         var reader = alone.makeReader()
         let streamReads = (try? readAll(&reader, size: readSize)) != nil
         let memoryAppends = (try? body.append(inMemory)) != nil
-        precondition(memoryAppends == streamReads, "memory part appended: \(memoryAppends), stream read: \(streamReads)")
+        precondition(
+            memoryAppends == streamReads, "memory part appended: \(memoryAppends), stream read: \(streamReads)")
         guard memoryAppends else { continue }
         precondition((try? body.append(streamed)) != nil, "a stream part refused where its memory twin was not")
         let name = ContentDisposition.decodeBrowserEscapes(ContentDisposition.escape(part.name))
@@ -197,7 +200,8 @@ func checkBuilderRoundTrip(_ parts: [ReadPart], boundary: MultipartBoundary, rea
         preconditionFailure("a body of parts the builder accepted failed to read")
     }
     guard let again = collectParts(built, boundary) else {
-        preconditionFailure("the builder's body does not parse: \(String(decoding: built, as: UTF8.self).debugDescription)")
+        preconditionFailure(
+            "the builder's body does not parse: \(String(decoding: built, as: UTF8.self).debugDescription)")
     }
     precondition(
         again.map(\.name) == expected.map(\.name) && again.map(\.filename) == expected.map(\.filename)
