@@ -15,6 +15,7 @@ let package = Package(
         .package(path: root.path),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),  // NIOEmbedded, for the tests
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),  // tests only
     ],
     targets: [
@@ -37,6 +38,8 @@ let package = Package(
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartURLSession", package: root.lastPathComponent),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ],
