@@ -61,7 +61,7 @@ def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)  # a preconnect that sends nothing blocks no one
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
-    with tempfile.TemporaryDirectory() as profile, HeadlessBrowser(sys.argv[1], url, profile) as browser:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile, HeadlessBrowser(sys.argv[1], url, profile) as browser:
         status = browser.evaluate(POST_FORM % json.dumps(entries))
     server.shutdown()
     if Capture.captured is None:

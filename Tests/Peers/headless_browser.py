@@ -2,14 +2,17 @@
 (both websockets, with the websocket-client package). Used by browser_form_bytes.py and by the example server's
 Scripts/browser_upload.py.
 
-    with HeadlessBrowser("chromium", "http://127.0.0.1:8080/", profile_folder) as browser:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile_folder, \
+            HeadlessBrowser("chromium", "http://127.0.0.1:8080/", profile_folder) as browser:
         value = browser.evaluate("(async () => document.title)()")
         png = browser.screenshot()
 """
 import base64
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 
@@ -67,7 +70,7 @@ class HeadlessBrowser:
             self.process = subprocess.Popen(
                 [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
                  f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
             self.browser = Connection(wait_for_line(self.process, r"DevTools listening on (ws://\S+)"))
             target = self.browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             self.session = self.browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
@@ -83,7 +86,7 @@ class HeadlessBrowser:
             self.process = subprocess.Popen(
                 [binary, "--headless", "--remote-debugging-port", "0", "--profile", profile, "--width", str(width),
                  "--height", str(height), "--no-remote"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
             address = wait_for_line(self.process, r"WebDriver BiDi listening on (ws://\S+)")
             self.browser = Connection(address.rstrip("/") + "/session")
             self.browser.call("session.new", {"capabilities": {}})
@@ -113,6 +116,11 @@ class HeadlessBrowser:
         return self
 
     def __exit__(self, *error):
+        # The browser's own children (renderers, a zygote) go too: left alone, they write into the profile folder
+        # while it is being removed.
         if self.process:
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.process.wait()

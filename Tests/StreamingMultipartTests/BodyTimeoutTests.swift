@@ -137,8 +137,9 @@ import Testing
                 stalled, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 1000, window: .milliseconds(300)),
                 in: folder)
         }
+        // The rate rule, not a deadline; how many bytes the last window saw depends on how busy the machine is.
         #expect(error?.code == .timedOut)
-        #expect(error?.message.contains("0 bytes in") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("below minimumBytesPerSecond") == true, "\(error?.message ?? "")")
         #expect(try folder.contents() == [])
     }
 
@@ -158,10 +159,13 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func aBodyThatKeepsItsRateIsSpooled() async throws {
+        // A rule the body meets many times over, so that a machine busy enough to delay the test's own sleeps does
+        // not break it.
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let steady = SlowUpload(bytesPerTick: 4000, tick: .milliseconds(1))
-        let form = try await Self.spool(steady, timeout: .default, in: folder)
+        let rule = MultipartBodyTimeout(minimumBytesPerSecond: 1, window: .seconds(120))
+        let form = try await Self.spool(steady, timeout: rule, in: folder)
         #expect(form.files.first?.byteCount == 40_000)
         form.removeFiles()
     }

@@ -12,7 +12,14 @@ import Testing
         var bodyBytes = 0
     }
 
+    /// ``feedNow(_:repeating:times:limits:)`` on a thread of its own, off the cooperative pool.
     func feed(
+        _ pieces: [[UInt8]], repeating middle: [UInt8] = [], times: Int = 0, limits: MultipartParser.Limits = .default
+    ) async throws -> Tally {
+        try await onThreadOfItsOwn { [self] in try feedNow(pieces, repeating: middle, times: times, limits: limits) }
+    }
+
+    func feedNow(
         _ pieces: [[UInt8]], repeating middle: [UInt8] = [], times: Int = 0, limits: MultipartParser.Limits = .default
     )
         throws -> Tally
@@ -51,13 +58,13 @@ import Testing
     }
     var close: [UInt8] { crlf("\r\n--\(boundary)--\r\n") }
 
-    @Test func sixtyFourMebibytesOfCRLF() throws {
+    @Test func sixtyFourMebibytesOfCRLF() async throws {
         let block = (0..<4096).map { UInt8($0 % 2 == 0 ? 13 : 10) }
-        let tally = try feed([fileHead, close], repeating: block, times: 16_384)
+        let tally = try await feed([fileHead, close], repeating: block, times: 16_384)
         #expect(tally == Tally(parts: 1, bodyBytes: 64 << 20))
     }
 
-    @Test func sixtyFourMebibytesOfDelimiterNearMisses() throws {
+    @Test func sixtyFourMebibytesOfDelimiterNearMisses() async throws {
         // Lines every reader takes for data: the boundary cut short, after a bare CR or LF with text after it, or
         // in the middle of a line.
         let misses = [
@@ -65,11 +72,11 @@ import Testing
             "\r--\(boundary)X", "\n--\(boundary)X", "x--\(boundary)\r\n", "x--\(boundary)--",
         ].flatMap { Array($0.utf8) }
         let block = Array((0..<(65536 / misses.count + 1)).flatMap { _ in misses }.prefix(65536))
-        let tally = try feed([fileHead, close], repeating: block, times: 1024)
+        let tally = try await feed([fileHead, close], repeating: block, times: 1024)
         #expect(tally == Tally(parts: 1, bodyBytes: 64 << 20))
     }
 
-    @Test func tenMegabytePreambleAndEpilogue() throws {
+    @Test func tenMegabytePreambleAndEpilogue() async throws {
         let filler = [UInt8](repeating: UInt8(ascii: "p"), count: 1000) + crlf("\r\n--\(boundary.dropLast())\r\n")
         let part = crlf("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv")
         var parser = try MultipartParser(boundary: MultipartBoundary(contentTypeBoundary: boundary))
@@ -85,10 +92,10 @@ import Testing
         #expect(parser.offset > 20_000_000)
     }
 
-    @Test func aHundredThousandEmptyPartsStopAtMaxParts() throws {
+    @Test func aHundredThousandEmptyPartsStopAtMaxParts() async throws {
         let part = crlf("--\(boundary)\r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n")
-        let error = #expect(throws: MultipartError.self) {
-            try feed([[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000)
+        let error = await #expect(throws: MultipartError.self) {
+            try await feed([[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxParts (1000)") == true)
@@ -97,49 +104,49 @@ import Testing
         #expect(error?.offset == Int64(1000 * part.count + boundary.count + 4))
     }
 
-    @Test func aHundredThousandEmptyPartsWithTheLimitRaised() throws {
+    @Test func aHundredThousandEmptyPartsWithTheLimitRaised() async throws {
         var limits = MultipartParser.Limits.default
         limits.maxParts = 100_000
         let part = crlf("--\(boundary)\r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n")
-        let tally = try feed([[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000, limits: limits)
+        let tally = try await feed([[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000, limits: limits)
         #expect(tally == Tally(parts: 100_000, bodyBytes: 0))
     }
 
-    @Test func aMegabyteHeaderLineStopsAtMaxHeaderBytes() throws {
+    @Test func aMegabyteHeaderLineStopsAtMaxHeaderBytes() async throws {
         let head = crlf("--\(boundary)\r\nX-Huge: ")
-        let error = #expect(throws: MultipartError.self) {
-            try feed([head, crlf("\r\n\r\n") + close], repeating: [UInt8](repeating: 97, count: 1024), times: 1024)
+        let error = await #expect(throws: MultipartError.self) {
+            try await feed([head, crlf("\r\n\r\n") + close], repeating: [UInt8](repeating: 97, count: 1024), times: 1024)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxHeaderBytesPerPart (16384") == true)
         #expect(error?.partIndex == 0)
     }
 
-    @Test func tenThousandHeadersStopAtMaxHeadersPerPart() throws {
+    @Test func tenThousandHeadersStopAtMaxHeadersPerPart() async throws {
         let head = crlf("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n")
-        let error = #expect(throws: MultipartError.self) {
-            try feed([head, crlf("\r\nx") + close], repeating: crlf("X-A: b\r\n"), times: 10_000)
+        let error = await #expect(throws: MultipartError.self) {
+            try await feed([head, crlf("\r\nx") + close], repeating: crlf("X-A: b\r\n"), times: 10_000)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxHeadersPerPart (32)") == true)
         #expect(error?.offset == Int64(head.count + 31 * 8))
     }
 
-    @Test func aFieldOverItsLimitStops() throws {
+    @Test func aFieldOverItsLimitStops() async throws {
         let head = crlf("--\(boundary)\r\nContent-Disposition: form-data; name=\"big\"\r\n\r\n")
-        let error = #expect(throws: MultipartError.self) {
-            try feed([head, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024)
+        let error = await #expect(throws: MultipartError.self) {
+            try await feed([head, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxFieldBytes (1048576") == true)
         #expect(error?.offset == Int64(head.count + (1 << 20)))
     }
 
-    @Test func aBodyOverItsLimitStops() throws {
+    @Test func aBodyOverItsLimitStops() async throws {
         var limits = MultipartParser.Limits.default
         limits.maxBodyBytes = 1 << 20
-        let error = #expect(throws: MultipartError.self) {
-            try feed([fileHead, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024, limits: limits)
+        let error = await #expect(throws: MultipartError.self) {
+            try await feed([fileHead, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024, limits: limits)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxBodyBytes (1048576") == true)

@@ -36,7 +36,7 @@ FILL_AND_SUBMIT = r"""
 
 def main():
     name, url, screenshot = sys.argv[1:4]
-    with tempfile.TemporaryDirectory() as profile, HeadlessBrowser(name, url, profile) as browser:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile, HeadlessBrowser(name, url, profile) as browser:
         value = browser.evaluate(FILL_AND_SUBMIT)
         png = browser.screenshot()
     with open(screenshot, "wb") as file:

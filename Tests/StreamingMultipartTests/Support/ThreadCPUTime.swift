@@ -118,3 +118,17 @@ func linearGrowthRatio(
     }
     return (bestLarge / bestMedium, bestMedium, bestLarge)
 }
+
+/// Runs `work` on a thread of its own and returns what it returns.
+///
+/// Swift Testing runs a synchronous test on one of the cooperative pool's threads (two on a 2-core machine) for
+/// as long as it takes: two 64 MB floods at once hold both for minutes, and every async test beside them waits,
+/// its timers included, which made timing-sensitive tests (a body timeout's window) misread a starved process for a
+/// slow client. Long synchronous work goes here instead; its checks stay on the test's task.
+func onThreadOfItsOwn<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Swift.Result { try work() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
