@@ -108,14 +108,16 @@ import Testing
         var limits = MultipartParser.Limits.default
         limits.maxParts = 100_000
         let part = crlf("--\(boundary)\r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n")
-        let tally = try await feed([[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000, limits: limits)
+        let tally = try await feed(
+            [[]] + [crlf("--\(boundary)--\r\n")], repeating: part, times: 100_000, limits: limits)
         #expect(tally == Tally(parts: 100_000, bodyBytes: 0))
     }
 
     @Test func aMegabyteHeaderLineStopsAtMaxHeaderBytes() async throws {
         let head = crlf("--\(boundary)\r\nX-Huge: ")
         let error = await #expect(throws: MultipartError.self) {
-            try await feed([head, crlf("\r\n\r\n") + close], repeating: [UInt8](repeating: 97, count: 1024), times: 1024)
+            try await feed(
+                [head, crlf("\r\n\r\n") + close], repeating: [UInt8](repeating: 97, count: 1024), times: 1024)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxHeaderBytesPerPart (16384") == true)
@@ -146,7 +148,8 @@ import Testing
         var limits = MultipartParser.Limits.default
         limits.maxBodyBytes = 1 << 20
         let error = await #expect(throws: MultipartError.self) {
-            try await feed([fileHead, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024, limits: limits)
+            try await feed(
+                [fileHead, close], repeating: [UInt8](repeating: 1, count: 4096), times: 1024, limits: limits)
         }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("maxBodyBytes (1048576") == true)
