@@ -53,7 +53,11 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "zlib's level for --gzip and --deflate: 1 (fastest) to 9 (smallest).")
     var compressionLevel = 6
 
-    @Flag(help: "Print 'bytes=N build_seconds=S peak_rss_kb=K' when done (to standard output when -o is given).")
+    @Flag(
+        help: """
+            Print 'bytes=N build_seconds=S peak_rss_kb=K' when done: to standard output when -o names a file, else to \
+            standard error.
+            """)
     var stats = false
 
     func validate() throws {
@@ -79,8 +83,9 @@ struct BuildCommand: ParsableCommand {
             if stats {
                 let seconds = (ContinuousClock.now - start).seconds
                 let line = "bytes=\(written) build_seconds=\(seconds) peak_rss_kb=\(peakResidentKilobytes())\n"
-                FileHandle.standardError.write(Data(line.utf8))
-                if output != nil && output != "-" { FileHandle.standardOutput.write(Data(line.utf8)) }
+                // Once: standard output carries the body unless -o names a file.
+                let bodyOnStandardOutput = output == nil || output == "-"
+                (bodyOnStandardOutput ? FileHandle.standardError : FileHandle.standardOutput).write(Data(line.utf8))
             }
         } catch let error as MultipartError {
             throw Self.fail(error.description)

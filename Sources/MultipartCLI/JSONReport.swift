@@ -47,6 +47,8 @@ struct ParseFailure: Error, CustomStringConvertible {
     var offset: Int64?
     /// The library's error, for the one-line description without `--json`.
     var error: MultipartError?
+    /// What the user may have meant, said after the message (e.g. a compressed body parsed as plain).
+    var hint: String?
 
     init(code: String, _ message: String) {
         self.code = code
@@ -67,11 +69,11 @@ struct ParseFailure: Error, CustomStringConvertible {
         }
     }
 
-    var description: String { error?.description ?? message }
+    var description: String { (error?.description ?? message) + (hint.map { ": \($0)" } ?? "") }
 
     var json: String {
         JSONText.object([
-            ("code", JSONText.string(code)), ("message", JSONText.string(message)),
+            ("code", JSONText.string(code)), ("message", JSONText.string(message + (hint.map { ": \($0)" } ?? ""))),
             ("offset", offset.map { String($0) } ?? "null"),
         ])
     }

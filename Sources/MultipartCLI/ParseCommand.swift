@@ -40,6 +40,9 @@ struct ParseCommand: ParsableCommand {
     @Option(help: "Write each part's body to a file in this folder, named from its index and a sanitized name.")
     var outputDir: String?
 
+    @Flag(help: "Replace files an earlier run left in --output-dir (without it, an existing file is refused).")
+    var force = false
+
     @Option(help: "The most parts to accept.")
     var maxParts = MultipartParser.Limits.default.maxParts
 
@@ -57,6 +60,7 @@ struct ParseCommand: ParsableCommand {
             throw ValidationError("give exactly one of --content-type and --boundary")
         }
         if discard && (json || outputDir != nil) { throw ValidationError("--discard parses and counts only") }
+        if force && outputDir == nil { throw ValidationError("--force replaces files in --output-dir; give one") }
         guard maxParts >= 1 else { throw ValidationError("--max-parts must be at least 1, got \(maxParts)") }
         guard maxFieldBytes >= 1 else {
             throw ValidationError("--max-field-bytes must be at least 1, got \(maxFieldBytes)")
@@ -67,21 +71,26 @@ struct ParseCommand: ParsableCommand {
         // With --json every exit prints one whole JSON document: the report is opened before anything can fail,
         // and every failure, from the options to the last byte, closes it with an "error" member.
         var report = JSONReport(printing: json)
+        var firstBytes: [UInt8] = []
         do {
             let (contentType, limits, mode) = parserSettings()
             if discard {
                 let parser = try MultipartParser(contentType: contentType, limits: limits, mode: mode)
-                return try runDiscarding(parser, encoding: try ContentEncoding(headerValue: contentEncoding))
+                return try runDiscarding(
+                    parser, encoding: try ContentEncoding(headerValue: contentEncoding), firstBytes: &firstBytes)
             }
             let parser = try DecompressingMultipartParser(
                 contentType: contentType, contentEncoding: contentEncoding, limits: limits, mode: mode)
             // Each part is printed as soon as it is whole: a body of a million parts holds one report at a time.
-            try parseStreaming(parser) { part in
+            try parseStreaming(parser, firstBytes: &firstBytes) { part in
                 if json { report.add(part.json) } else { print(part.summary) }
             }
             report.finish()
         } catch {
-            let failure = ParseFailure(error)
+            var failure = ParseFailure(error)
+            if contentEncoding == nil, failure.code == MultipartError.Code.boundaryNotFound.name {
+                failure.hint = CompressedInput.hint(firstBytes: firstBytes)
+            }
             guard json else { throw BuildCommand.fail(failure.description) }
             report.finish(failing: failure)
             throw ExitCode(1)
@@ -174,8 +183,9 @@ struct ParseCommand: ParsableCommand {
     }
 
     /// Parses the input in 64 KiB reads and hands each part's report to `report` once the part is whole.
-    private func parseStreaming(_ initial: consuming DecompressingMultipartParser, report: (PartReport) -> Void) throws
-    {
+    private func parseStreaming(
+        _ initial: consuming DecompressingMultipartParser, firstBytes: inout [UInt8], report: (PartReport) -> Void
+    ) throws {
         var parser = initial
         let input = try openInput()
         defer { if input != STDIN_FILENO { close(input) } }
@@ -189,7 +199,7 @@ struct ParseCommand: ParsableCommand {
                 switch event {
                 case .partHeaders(let head):
                     current = PartReport(head: head)
-                    if let outputDir { sink = try PartFile(folder: outputDir, head: head) }
+                    if let outputDir { sink = try PartFile(folder: outputDir, head: head, replacing: force) }
                 case .bodyBytes(let bytes):
                     current?.size += bytes.count
                     bytes.withUnsafeBytes { current?.digest.update(bufferPointer: $0) }
@@ -215,6 +225,7 @@ struct ParseCommand: ParsableCommand {
             }
             if count == 0 { break }
             chunk.removeSubrange(count...)
+            if firstBytes.count < 2 { firstBytes += chunk.prefix(2 - firstBytes.count) }
             try parser.append(chunk[...])
             try drain()
         }
@@ -224,10 +235,11 @@ struct ParseCommand: ParsableCommand {
 
     /// `--discard`: the whole input in memory, then only the parse (and the decompression, with
     /// `--content-encoding`) is timed, fed in 64 KiB slices (no copies).
-    private func runDiscarding(_ parser: MultipartParser, encoding: ContentEncoding) throws {
+    private func runDiscarding(_ parser: MultipartParser, encoding: ContentEncoding, firstBytes: inout [UInt8]) throws {
         let input = try openInput()
         defer { if input != STDIN_FILENO { close(input) } }
         let whole = try FileHandle(fileDescriptor: input, closeOnDealloc: false).readToEnd().map { [UInt8]($0) } ?? []
+        firstBytes = Array(whole.prefix(2))
         let (parts, bytes, seconds) =
             encoding == .identity
             ? try Self.timeParse(whole, with: parser)
@@ -279,15 +291,26 @@ extension DecompressingMultipartParser: EventParser {}
 /// The file name is the part's index, a `-`, and its filename by the library's one rule (`filename*` when sent, else
 /// `filename`, else the field name) made safe by `ContentDisposition.safeBaseName`: no part can name a path outside
 /// the folder, a hidden file, a Windows device, or an existing file (it is created with `O_EXCL`, and never through
-/// a symbolic link).
+/// a symbolic link; `--force` removes an existing file of that name first).
 struct PartFile {
     let handle: FileHandle
     let path: String
 
-    init(folder: String, head: MultipartParser.PartHead) throws {
+    /// Creates the part's file; with `replacing`, a file of that name is first removed (a symbolic link itself, not
+    /// what it points to), else it is refused as `outputExists`.
+    init(folder: String, head: MultipartParser.PartHead, replacing: Bool) throws {
         path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
+        if replacing && unlink(path) != 0 && errno != ENOENT {
+            throw ParseFailure(code: "outputFailed", "cannot replace \(path): \(String(cString: strerror(errno)))")
+        }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
+            if errno == EEXIST {
+                throw ParseFailure(
+                    code: "outputExists",
+                    "\(path) already exists (from an earlier parse into this folder?): pass --force to replace it, "
+                        + "or give an empty --output-dir")
+            }
             throw ParseFailure(code: "outputFailed", "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)

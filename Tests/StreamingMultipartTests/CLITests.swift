@@ -36,6 +36,21 @@ struct CLITests {
         #expect(mode == 0o666 & ~Int(mask))
     }
 
+    /// `--stats` prints its line once: on standard output when `-o` names a file, else on standard error (standard
+    /// output carries the body).
+    @Test func statsArePrintedOnce() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let out = folder.url.appendingPathComponent("body.bin").path
+        let toFile = try multipart(["build", "-F", "a=1", "-o", out, "--stats"])
+        #expect(toFile.status == 0, "\(toFile.stderr)")
+        #expect(toFile.stdoutText.hasPrefix("bytes=") && toFile.stdoutText.filter { $0 == "\n" }.count == 1)
+        #expect(!toFile.stderr.contains("build_seconds="), "\(toFile.stderr)")
+        let toStandardOutput = try multipart(["build", "-F", "a=1", "--stats"])
+        #expect(!toStandardOutput.stdoutText.contains("build_seconds="))
+        #expect(toStandardOutput.stderr.components(separatedBy: "build_seconds=").count == 2)
+    }
+
     @Test func keepsTheOrderOfFormAndFormStringAndReadsFieldValuesFromFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -289,6 +304,36 @@ struct CLIParseTests {
         #expect(try String(contentsOfFile: parts + "0-a", encoding: .utf8) == "whole")
     }
 
+    /// A second parse into the same folder refuses the first file it would replace, naming it and `--force`;
+    /// `--force` replaces the files, and a symbolic link in the way is replaced, not followed.
+    @Test func aSecondParseIntoTheSameFolderNeedsForce() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let parts = folder.url.appendingPathComponent("parts").path
+        let first = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nfirst\r\n--B--\r\n".utf8)
+        let second = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nsecond\r\n--B--\r\n".utf8)
+        #expect(try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: first).status == 0)
+        let refused = try multipart(["parse", "--boundary", "B", "--output-dir", parts, "--json"], input: second)
+        #expect(refused.status == 1)
+        #expect(refused.stdoutText.contains("\"code\":\"outputExists\""), "\(refused.stdoutText)")
+        #expect(refused.stdoutText.contains("0-a already exists") && refused.stdoutText.contains("--force"))
+        #expect(try String(contentsOfFile: parts + "/0-a", encoding: .utf8) == "first")
+
+        let victim = folder.url.appendingPathComponent("victim").path
+        try Data("untouched".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.removeItem(atPath: parts + "/0-a")
+        try FileManager.default.createSymbolicLink(atPath: parts + "/0-a", withDestinationPath: victim)
+        let forced = try multipart(["parse", "--boundary", "B", "--output-dir", parts, "--force"], input: second)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try String(contentsOfFile: parts + "/0-a", encoding: .utf8) == "second")
+        let type = try FileManager.default.attributesOfItem(atPath: parts + "/0-a")[.type] as? FileAttributeType
+        #expect(type == .typeRegular)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "untouched")
+
+        let alone = try multipart(["parse", "--boundary", "B", "--force"], input: second)
+        #expect(alone.status == 1 && alone.stderr.contains("--output-dir"), "\(alone.stderr)")
+    }
+
     @Test func discardPrintsTheHarnessLine() throws {
         var body = MultipartBody(boundary: try MultipartBoundary("B"))
         try body.append(.text("alpha", name: "a"))
@@ -366,8 +411,20 @@ struct CLIParseTests {
         #expect(parsed.status == 0, "\(parsed.stderr)")
         #expect(parsed.stdoutText.hasPrefix("0\ta\t-\t-\t5 bytes\t"), "\(parsed.stdoutText)")
         #expect(parsed.stdoutText.contains("1\tf\tnotes.txt\ttext/plain\t"))
+        // Read as plain, it fails, and the error says what the first bytes are and what to pass.
         let plain = try multipart(["parse", "--boundary", "Z"], input: built.stdout)
         #expect(plain.status == 1, "a compressed body read as plain must fail")
+        #expect(plain.stderr.contains("boundaryNotFound"), "\(plain.stderr)")
+        #expect(plain.stderr.contains("pass --content-encoding \(encoding)\n"), "\(plain.stderr)")
+        let json = try multipart(["parse", "--boundary", "Z", "--json"], input: built.stdout)
+        #expect(json.stdoutText.contains("pass --content-encoding \(encoding)"), "\(json.stdoutText)")
+    }
+
+    /// A body that only fails to contain its boundary gets no hint about compression.
+    @Test func aPlainBodyWithoutItsBoundaryGetsNoCompressionHint() throws {
+        let result = try multipart(["parse", "--boundary", "Z"], input: Array("--other\r\n\r\n".utf8))
+        #expect(result.status == 1 && result.stderr.contains("boundaryNotFound"), "\(result.stderr)")
+        #expect(!result.stderr.contains("--content-encoding"), "\(result.stderr)")
     }
 
     @Test func compressionOptionsAreChecked() throws {
