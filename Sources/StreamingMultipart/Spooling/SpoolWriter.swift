@@ -1,17 +1,25 @@
 /// Writes one file part to its spooled file and hashes it, the two overlapped: bytes are gathered into batches of
-/// about 1 MiB, and each batch is hashed by a task of its own while this one writes that batch and gathers and
-/// writes the next; the hash of batch N is awaited only when batch N + 1 is ready.
+/// about 1 MiB; each batch is written, then hashed by a task of its own, which goes on while this one gathers and
+/// writes the next batch. The hash of batch N is awaited only once batch N + 1 is written, since batch N + 1's hash
+/// continues from it.
 ///
-/// Hashing alone (SHA-256 with SHA-NI, 1.8 GB/s) is slower here than the kernel's copy into the page cache
-/// (`cat`, 2.4 to 2.9 GB/s), so a spooler that hashes and then writes runs at a third of `cat`'s speed
-/// (`Benchmarks/`, SpoolBenchmarks). Memory: two batches of slices of the source's chunks. A hashing task left
-/// behind by a failed write ends by itself within one batch: it only reads the slices it was given.
+/// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
+/// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
+/// two batches of slices of the source's chunks. A hashing task left behind by a failed write ends by itself within
+/// one batch: it only reads the slices it was given.
 struct SpoolWriter: ~Copyable {
+    /// Where the digest stands.
+    enum Hashing {
+        /// No digest was asked for.
+        case off
+        /// The digest of every byte written so far.
+        case done(any SpoolDigest)
+        /// A task hashing the last batch written, which ends with the digest of every byte written so far.
+        case running(Task<any SpoolDigest, Never>)
+    }
+
     let file: TemporaryFile
-    /// The digest of every byte before the batch in flight (or of every byte, when none is).
-    private var digest: (any SpoolDigest)?
-    /// The task hashing the last batch written, which ends with the digest up to its end.
-    private var inFlight: Task<any SpoolDigest, Never>?
+    private var hashing: Hashing
     private var pending: [ArraySlice<UInt8>] = []
     private var pendingBytes = 0
 
@@ -28,7 +36,7 @@ struct SpoolWriter: ~Copyable {
     /// - Throws: ``SystemCallError`` from `write`.
     init(file: TemporaryFile, digest: consuming (any SpoolDigest)?, hashed: [UInt8] = []) throws {
         self.file = file
-        self.digest = digest
+        hashing = digest.map { .done($0) } ?? .off
         try hashed.withUnsafeBytes { try file.file.write($0) }
     }
 
@@ -49,8 +57,11 @@ struct SpoolWriter: ~Copyable {
     /// - Throws: ``SystemCallError`` from `write`.
     consuming func finish(isolation actor: isolated (any Actor)?) async throws -> (any SpoolDigest)? {
         try await flush(isolation: actor)
-        if let inFlight { digest = await inFlight.value }
-        return digest
+        switch hashing {
+        case .off: return nil
+        case .done(let digest): return digest
+        case .running(let task): return await task.value
+        }
     }
 
     private mutating func flush(isolation actor: isolated (any Actor)?) async throws {
@@ -59,17 +70,21 @@ struct SpoolWriter: ~Copyable {
         let overlaps = pendingBytes >= Self.overlapMinimum
         pending.removeAll(keepingCapacity: true)
         pendingBytes = 0
-        if let previous = inFlight {
-            digest = await previous.value
-            inFlight = nil
+        try write(batch)  // while the previous batch is still being hashed
+        var digest: any SpoolDigest
+        switch hashing {
+        case .off: return
+        case .done(let done): digest = done
+        case .running(let task): digest = await task.value
         }
-        if overlaps, let digest {
-            // Detached: off the caller's actor (the main actor, say), so that it hashes beside the writes.
-            inFlight = Task.detached(priority: Task.currentPriority) { Self.hash(batch, into: digest) }
+        if overlaps {
+            // Detached: off the caller's actor (the main actor, say), so that it hashes beside the next writes.
+            let start = digest
+            hashing = .running(Task.detached(priority: Task.currentPriority) { Self.hash(batch, into: start) })
         } else {
-            for bytes in batch { digest?.update(bytes) }
+            for bytes in batch { digest.update(bytes) }
+            hashing = .done(digest)
         }
-        try write(batch)
     }
 
     private func write(_ batch: [ArraySlice<UInt8>]) throws {
