@@ -122,7 +122,7 @@ struct FormCollector {
 
     private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {
         do {
-            return try TemporaryFile(inDirectory: spooler.directory, prefix: "upload-")
+            return try TemporaryFile(inDirectory: spooler.directory, prefix: SpoolFolder.prefix)
         } catch {
             throw MultipartError(
                 code: .writeFailed,

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The names a spooler gives its files, and the folder listing that finds the ones a crash left behind.
+///
+/// ```swift
+/// SpoolFolder.isSpoolFileName("upload-0123456789abcdef0123456789abcdef")  // true
+/// SpoolFolder.isSpoolFileName("upload-photo.jpg")                          // false
+/// ```
+enum SpoolFolder {
+    /// The fixed start of every spooled file's name; 32 lower-case hex digits follow.
+    static let prefix = "upload-"
+
+    /// Whether `name` is exactly a spooled file's name: the prefix and 32 lower-case hex digits, nothing else.
+    static func isSpoolFileName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        let prefix = Array(Self.prefix.utf8)
+        guard bytes.count == prefix.count + 32, bytes.starts(with: prefix) else { return false }
+        return bytes.dropFirst(prefix.count).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// The names in the folder at `path` (`.` and `..` left out), in the order the file system gives them.
+    ///
+    /// - Throws: ``SystemCallError`` from `opendir`.
+    static func names(in path: String) throws -> [String] {
+        guard let directory = opendir(path) else { throw SystemCallError("opendir") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// What `lstat(2)` says of a folder entry: a regular file's owner and last modification, or nil for anything
+    /// else (a symbolic link, a folder) or an entry that is gone.
+    static func regularFile(at path: String) -> (owner: uid_t, modified: timespec)? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        #if canImport(Darwin)
+        return (info.st_uid, info.st_mtimespec)
+        #else
+        return (info.st_uid, info.st_mtim)
+        #endif
+    }
+}
