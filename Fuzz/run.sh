@@ -9,8 +9,14 @@ seconds=${1:-600}
 shift || true
 work=${FUZZ_WORK:-/tmp/streaming-multipart-fuzz}
 mkdir -p "$work/corpus"
+# The package's own Swift settings, read from Package.swift, so the fuzzer runs the code that ships: its language
+# mode and every upcoming feature its targets enable.
+features=$(sed -n 's/.*enableUpcomingFeature("\([A-Za-z]*\)").*/-enable-upcoming-feature \1/p' Package.swift)
+mode=$(sed -n 's/.*swiftLanguageModes: \[\.v\([0-9]*\)\].*/\1/p' Package.swift)
+[ -n "$features" ] && [ -n "$mode" ] || { echo "Fuzz/run.sh: cannot read the Swift settings from Package.swift" >&2; exit 1; }
+# shellcheck disable=SC2086  # one flag a word
 swiftc ${FUZZ_OPT:--O} -g -sanitize=fuzzer,address -parse-as-library -module-name StreamingMultipart \
-  -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
+  -swift-version "$mode" $features \
   -I Sources/CZlib -lz \
   $(find Sources/StreamingMultipart -name '*.swift') Fuzz/FuzzParser.swift \
   -o "$work/fuzz-parser"
