@@ -15,8 +15,14 @@ enum ConnectionLimit {
     }
 }
 
-/// Answers a connection past the connection limit with a fixed 503 as soon as it is open, and closes it after
-/// the write, without reading anything: the first handler of the pipeline, below the HTTP codec.
+/// Answers a connection past the connection limit with a fixed 503 as soon as it is open, without reading anything:
+/// the first handler of the pipeline, below the HTTP codec.
+///
+/// Closed at once after the answer, a client that was already sending its request would get a reset that makes its
+/// kernel drop the 503 before the client reads it. So, as ``CloseAfterResponseHandler`` does, the sending side is
+/// shut and the connection closed `linger` later, but only for `lingering.limit` refusals at once: under a flood
+/// each lingering refusal holds a descriptor, and past that bound a refusal is closed at once (a flood of idle
+/// connections sent nothing, so they get the answer and a plain close).
 final class RefusedConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
@@ -26,9 +32,30 @@ final class RefusedConnectionHandler: ChannelInboundHandler, RemovableChannelHan
             + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }()
 
+    /// The refusals that may linger at once, shared by every connection of one server: 16 of the 64 descriptors
+    /// ``ConnectionLimit`` keeps spare.
+    static let lingeringRefusals = Slots(limit: 16)
+
+    private let lingering: Slots
+    private let linger: TimeAmount
+
+    init(lingering: Slots = RefusedConnectionHandler.lingeringRefusals, linger: TimeAmount = .milliseconds(250)) {
+        self.lingering = lingering
+        self.linger = linger
+    }
+
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        context.writeAndFlush(NIOAny(ByteBuffer(string: Self.answer))).whenComplete { _ in channel.close(promise: nil) }
+        let (lingering, linger) = (self.lingering, self.linger)
+        context.writeAndFlush(NIOAny(ByteBuffer(string: Self.answer))).whenComplete { _ in
+            guard lingering.take() else {
+                channel.close(promise: nil)
+                return
+            }
+            channel.closeFuture.whenComplete { _ in lingering.give() }
+            channel.close(mode: .output, promise: nil)
+            channel.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // nothing of the request goes further
