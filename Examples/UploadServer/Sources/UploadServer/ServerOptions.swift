@@ -29,12 +29,16 @@ struct ServerOptions {
     var diskBudget: Int64?
     /// The most bytes of a field's value, a name or a filename echoed in an answer.
     var echoBytes = 256
+    /// At start, spooled files last written more than this many seconds ago are removed: what a crashed run left.
+    /// 0 when the folder is this server's alone; with a folder shared by servers, the longest an upload may take.
+    var staleAfter = 0.0
 
     static let usage = """
         usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N] [--no-sha256]
                             [--header-timeout S] [--idle-timeout S] [--write-timeout S]
                             [--body-rate BYTES] [--body-window S] [--body-deadline S]
                             [--max-uploads N] [--max-connections N] [--disk-budget BYTES] [--echo-bytes N]
+                            [--stale-after S]
           --header-timeout S   a request head must arrive within S seconds (default 10)
           --idle-timeout S     a connection idle for S seconds is closed (default 30)
           --write-timeout S    writes stuck for S seconds close the connection (default 10)
@@ -45,6 +49,8 @@ struct ServerOptions {
           --max-connections N  connections at once, past which 503 (default: fit the descriptor limit)
           --disk-budget BYTES  disk all uploads may hold at once, past which 507 (default: half the free space)
           --echo-bytes N       bytes of a value, name or filename echoed in an answer (default 256)
+          --stale-after S      at start, remove spooled files a crashed run left, last written over S seconds ago
+                               (default 0: the spool folder is this server's alone)
         """
 
     /// Reads the arguments; a wrong one is a one-line message.
@@ -86,6 +92,11 @@ struct ServerOptions {
             case "--max-connections": maxConnections = Int(try count(argument))
             case "--disk-budget": diskBudget = try count(argument)
             case "--echo-bytes": echoBytes = Int(try count(argument))
+            case "--stale-after":
+                guard let seconds = Double(try value(argument)), seconds >= 0, seconds.isFinite else {
+                    throw UsageError("--stale-after takes a number of seconds, 0 or more")
+                }
+                staleAfter = seconds
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }

@@ -55,6 +55,10 @@ let service = UploadService(
         diskBudget: budget),
     slots: slots, echoBytes: options.echoBytes, logger: logger)
 
+// Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
+let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
+logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
+
 let router = Router()
 router.get("/") { _, _ in
     Response(

@@ -23,9 +23,11 @@ final class RunningServer: @unchecked Sendable {
 
     /// Starts the server with `arguments`; `launcher` runs it through another program first (`prlimit` with its
     /// options, which execs the server in its own process).
-    init(arguments: [String] = [], launcher: [String] = []) throws {
+    /// `prepare` is given the spool folder before the server starts (to leave in it what a crashed run would).
+    init(arguments: [String] = [], launcher: [String] = [], prepare: (URL) throws -> Void = { _ in }) throws {
         spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+        try prepare(spool)
         let binary = try #require(Self.binary)
         let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
