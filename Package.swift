@@ -2,7 +2,7 @@
 // StreamingMultipart: multipart/form-data that never needs a whole body in memory.
 import PackageDescription
 
-/// Upcoming features every target opts into (see DESIGN.md, "Package").
+/// Upcoming features every target opts into (ARCHITECTURE.md, "Package"); Fuzz/run.sh reads them from here.
 let upcoming: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

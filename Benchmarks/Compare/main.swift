@@ -1,6 +1,6 @@
 // The parse timing harness of Benchmarks/compare.sh, built once against each version of the library.
 //   pb [REPS]                  F1–F4 (ONLY=F2 for F2 alone): median, min and max time, mallocs per part
-//   pb parse FILE BOUNDARY     the shared/bench-peers interface: parts=N bytes=M parse_seconds=S
+//   pb parse FILE BOUNDARY     the Peers/ interface: parts=N bytes=M parse_seconds=S
 //   pb build FILE [REPS]       3 fields and FILE pulled in 64 KiB reads: median, min and max MB/s
 
 import Foundation
@@ -37,7 +37,7 @@ func parse(_ input: [UInt8], boundary: String) throws -> (parts: Int, bytes: Int
 }
 
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "parse" {
-    // The bench-peers interface: parse FILE BOUNDARY -> parts=N bytes=M parse_seconds=S
+    // The Peers/ interface: parse FILE BOUNDARY -> parts=N bytes=M parse_seconds=S
     let input = [UInt8](try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[2])))
     let t0 = DispatchTime.now().uptimeNanoseconds
     let (parts, bytes) = try parse(input, boundary: CommandLine.arguments[3])

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// MultipartKit 4.7.1 builds in memory: the file is loaded into a ByteBuffer and the whole body serialized into
-/// another, as its API requires. The time includes loading the file, as in ../shared/bench-peers.
+/// another, as its API requires. The time includes loading the file, as in Peers/ (the build rules in its README).
 func serializeForm(file path: String) throws -> Int {
     let descriptor = open(path, O_RDONLY)
     precondition(descriptor >= 0)

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The parse benchmark bodies, built in memory, shaped like `shared/bench-peers`' F1–F4 (same boundary).
+/// The parse benchmark bodies, built in memory, shaped like `Peers/gen_fixtures.py`' F1–F4 (same boundary).
 public enum ParseFixtures {
     public static let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
 
