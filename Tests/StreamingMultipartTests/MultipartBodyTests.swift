@@ -45,19 +45,6 @@ import Testing
         #expect(body.parts.isEmpty)
     }
 
-    /// The previews' spelling (closure first, `Int64` length) still builds the same bytes as the new one.
-    @available(*, deprecated, message: "calls the deprecated spelling on purpose")
-    @Test func theDeprecatedStreamSpellingBuildsTheSameBody() throws {
-        var old = MultipartBody(boundary: try MultipartBoundary("b"))
-        try old.append(.stream({ InputStream(data: Data([1, 2])) }, length: 2, name: "s", filename: "s.bin"))
-        try old.append(.stream(InputStream(data: Data([3])), length: nil, name: "once"))
-        var new = MultipartBody(boundary: try MultipartBoundary("b"))
-        try new.append(.stream(name: "s", filename: "s.bin", length: 2) { InputStream(data: Data([1, 2])) })
-        try new.append(.stream(InputStream(data: Data([3])), name: "once"))
-        #expect(try old.bytes() == new.bytes())
-        #expect(old.contentLength == nil && new.contentLength == nil)
-    }
-
     /// Hundreds of random forms: `contentLength` equals the bytes produced, whatever the read size.
     @Test func contentLengthMatchesRandomForms() throws {
         let folder = try TemporaryFolder()

@@ -183,22 +183,6 @@ import Testing
         #expect(count == 3)
         #expect(throws: MultipartError.self) { try source.multipartParts(contentType: "text/plain") }
     }
-
-    /// The previews' names still compile, as deprecated aliases of the nested types.
-    @available(*, deprecated, message: "uses the deprecated names on purpose")
-    @Test func theOldNamesAreAliases() async throws {
-        let body = try sampleBody()
-        let chunks: MultipartChunks = body.chunks(size: 4096)
-        var names: [String] = []
-        for try await part in try chunks.multipartParts(boundary: body.boundary) {
-            let streamed: MultipartStreamedPart<MultipartChunks> = part
-            let head: MultipartPartHead = streamed.head
-            let bodyBytes: MultipartPartBody<MultipartChunks> = streamed.body
-            names.append(head.name)
-            _ = try await bodyBytes.collect(upTo: 1 << 20)
-        }
-        #expect(names == ["a", "big", "c"])
-    }
 }
 
 /// A source that records the actor each `next(isolation:)` was asked on, and whether plain `next()` was used.

@@ -75,10 +75,6 @@ extension MultipartBody {
     }
 }
 
-/// The name in the untagged previews; deprecated in 0.1, removed in 0.2.
-@available(*, deprecated, renamed: "MultipartBody.Chunks")
-public typealias MultipartChunks = MultipartBody.Chunks
-
 /// A ``BodyReader`` in a box, for the places that must be copyable (an async iterator).
 final class ReaderBox {
     var value: BodyReader

@@ -127,14 +127,6 @@ extension ContentDisposition {
         return text.withUTF8 { $0.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } }
     }
 
-    /// The filename without any folder an old browser sent with it. Deprecated: it kept `..` and control
-    /// characters as they came; ``safeFilename`` is the one safe base name.
-    @available(
-        *, deprecated, renamed: "safeFilename",
-        message: "safeFilename also removes `..`, control characters and device names"
-    )
-    public var baseFilename: String? { safeFilename }
-
     /// Undoes the WHATWG escaping of names and filenames: `%22`, `%0D` and `%0A` (either case); any other `%` is
     /// kept, `%25` included.
     static func decodeBrowserEscapes(_ text: String) -> String {

@@ -19,7 +19,7 @@ public struct ContentDisposition: Sendable, Hashable {
     /// The form field's name.
     public var name: String?
     /// The file's name, for file parts, as sent: a browser's `%22`, `%0D` and `%0A` decoded, an old browser's
-    /// full path (`C:\Users\a\photo.jpg`) kept whole; ``baseFilename`` strips the path.
+    /// full path (`C:\Users\a\photo.jpg`) kept whole; ``safeFilename`` strips the path.
     public var filename: String?
     /// The RFC 5987 / RFC 2231 `filename*` parameter, decoded, when the part has one. It never replaces
     /// ``filename``: a server chooses which to trust.

@@ -110,30 +110,6 @@ public struct MultipartPart: Sendable {
             content: .stream(stream, length: length.map(Int64.init)))
     }
 
-    /// The spelling in the untagged previews (deprecated in 0.1, removed in 0.2): the closure first, so no trailing closure, and an `Int64` length without a default.
-    @available(
-        *, deprecated, message: "use stream(name:filename:contentType:length:_:), which takes a trailing closure"
-    )
-    public static func stream(
-        _ makeStream: @escaping @Sendable () throws -> InputStream, length: Int64?, name: String,
-        filename: String? = nil, contentType: String? = nil
-    ) -> MultipartPart {
-        MultipartPart(
-            headers: disposition(name: name, filename: filename, contentType: contentType),
-            content: .stream(length: length, makeStream))
-    }
-
-    /// The spelling in the untagged previews (deprecated in 0.1, removed in 0.2), with an `Int64` length without a default.
-    @available(*, deprecated, message: "use stream(_:name:filename:contentType:length:)")
-    public static func stream(
-        _ stream: sending InputStream, length: Int64?, name: String, filename: String? = nil,
-        contentType: String? = nil
-    ) -> MultipartPart {
-        MultipartPart(
-            headers: disposition(name: name, filename: filename, contentType: contentType),
-            content: .stream(stream, length: length))
-    }
-
     /// The content type file parts get for `filename`: from its extension by a built-in table of the common web
     /// types, then `/etc/mime.types`, else `application/octet-stream`.
     ///

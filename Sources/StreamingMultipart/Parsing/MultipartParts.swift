@@ -199,13 +199,3 @@ extension MultipartParts {
         }
     }
 }
-
-/// The name in the untagged previews; deprecated in 0.1, removed in 0.2.
-@available(*, deprecated, renamed: "MultipartParts.Part")
-public typealias MultipartStreamedPart<Base: AsyncSequence> = MultipartParts<Base>.Part
-where Base.Element: MultipartChunk
-
-/// The name in the untagged previews; deprecated in 0.1, removed in 0.2.
-@available(*, deprecated, renamed: "MultipartParts.PartBody")
-public typealias MultipartPartBody<Base: AsyncSequence> = MultipartParts<Base>.PartBody
-where Base.Element: MultipartChunk

@@ -33,11 +33,6 @@ public struct SpooledFile: Sendable {
 
     let storage: Storage
 
-    /// A client's filename made safe to use as the last component of a path; see
-    /// ``ContentDisposition/safeBaseName(_:)``, the one such helper.
-    @available(*, deprecated, renamed: "ContentDisposition.safeBaseName")
-    public static func safeBaseName(_ filename: String) -> String { ContentDisposition.safeBaseName(filename) }
-
     enum Storage: Sendable {
         case memory([UInt8])
         case disk(SpoolFileOwner)
