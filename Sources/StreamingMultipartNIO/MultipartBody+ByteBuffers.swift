@@ -3,7 +3,8 @@ public import StreamingMultipart
 
 extension MultipartBody {
     /// The body as an async sequence of `ByteBuffer`s, with its length, for AsyncHTTPClient and other NIO
-    /// transports.
+    /// transports: ``StreamingMultipart/MultipartBody/chunks(size:compression:throttle:progress:)`` with
+    /// `ByteBuffer` chunks, the same in everything else (cancellation, throttling, progress, `next(isolation:)`).
     ///
     /// ```swift
     /// import AsyncHTTPClient
@@ -14,76 +15,75 @@ extension MultipartBody {
     /// request.method = .POST
     /// request.headers.add(name: "Content-Type", value: body.contentType)
     /// let buffers = body.byteBuffers()
-    /// request.body = .stream(buffers, length: buffers.length.map { .known($0) } ?? .unknown)
+    /// request.body = .stream(buffers, length: buffers.contentLength.map { .known($0) } ?? .unknown)
     /// ```
     ///
     /// Each iteration produces the whole body again, so a retry can send it anew. The bytes are read straight into
-    /// each buffer's storage (no intermediate array); files with blocking reads of at most `size` bytes, which
-    /// the page cache serves in microseconds. Cancelling the task (or dropping the iterator) closes every file and
-    /// stream the iteration opened.
+    /// each buffer's storage (no intermediate array); files with blocking reads of at most `size` bytes on the
+    /// iterating task, which the page cache serves in microseconds. Cancelling the task (or dropping the iterator)
+    /// closes every file and stream the iteration opened.
     ///
     /// - Parameters:
     ///   - size: the most bytes in one buffer; at least 1.
-    ///   - compression: compresses the body as it is read (send `Content-Encoding` too); ``MultipartByteBuffers/length``
-    ///     is then nil.
+    ///   - compression: compresses the body as it is read (send `Content-Encoding` too);
+    ///     ``MultipartBody/ByteBuffers/contentLength`` is then nil.
+    ///   - throttle: at most `throttle.packetSize` bytes per buffer, then `Task.sleep(for: throttle.delay)`.
+    ///   - progress: called after each buffer.
     ///   - allocator: where the buffers come from: the channel's allocator when there is one.
     public func byteBuffers(
-        size: Int = 64 * 1024, compression: Compression? = nil, allocator: ByteBufferAllocator = ByteBufferAllocator()
-    ) -> MultipartByteBuffers {
-        MultipartByteBuffers(body: self, size: Swift.max(1, size), compression: compression, allocator: allocator)
-    }
-}
-
-/// A ``StreamingMultipart/MultipartBody`` as `ByteBuffer`s; see
-/// ``StreamingMultipart/MultipartBody/byteBuffers(size:compression:allocator:)``.
-public struct MultipartByteBuffers: AsyncSequence, Sendable {
-    public typealias Element = ByteBuffer
-
-    let body: MultipartBody
-    let size: Int
-    let compression: MultipartBody.Compression?
-    let allocator: ByteBufferAllocator
-
-    /// The body's exact length in bytes, or nil when a part's length is unknown or the body is compressed: for
-    /// AsyncHTTPClient, `.known(length)` or `.unknown`.
-    public var length: Int64? { compression == nil ? body.contentLength : nil }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(
-            reader: Reader(body.makeReader(compression: compression)), size: size, allocator: allocator)
+        size: Int = 64 * 1024, compression: Compression? = nil, throttle: Throttle? = nil,
+        progress: (@Sendable (Progress) -> Void)? = nil, allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) -> ByteBuffers {
+        ByteBuffers(
+            transfer: Transfer(
+                body: self, size: size, compression: compression, throttle: throttle, progress: progress),
+            allocator: allocator)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let reader: Reader
-        let size: Int
+    /// A body as `ByteBuffer`s; see
+    /// ``StreamingMultipart/MultipartBody/byteBuffers(size:compression:throttle:progress:allocator:)``.
+    public struct ByteBuffers: AsyncSequence, Sendable {
+        public typealias Element = ByteBuffer
+
+        let transfer: Transfer
         let allocator: ByteBufferAllocator
 
-        /// The next buffer of at most `size` bytes, or nil after the last.
-        ///
-        /// - Throws: what ``StreamingMultipart/BodyReader/read(into:)`` throws; `CancellationError`.
-        public mutating func next() async throws -> ByteBuffer? { try nextBuffer() }
+        /// The body's exact length in bytes, or nil when a part's length is unknown or the body is compressed: for
+        /// AsyncHTTPClient, `.known(length)` or `.unknown`.
+        public var contentLength: Int64? { transfer.contentLength }
 
-        /// The next buffer, read on the caller's actor (SE-0421): no hop to the global executor and back.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ByteBuffer? {
-            try nextBuffer()
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(pump: transfer.makePump(), allocator: allocator)
         }
 
-        private mutating func nextBuffer() throws -> ByteBuffer? {
-            try Task.checkCancellation()
-            var buffer = allocator.buffer(capacity: size)
-            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { free in
-                try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: free.prefix(size)))
+        /// Reads one buffer per `next()`. Copies of an iterator share its reader (and so its position).
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var pump: Pump
+            let allocator: ByteBufferAllocator
+
+            /// The next buffer of at most `size` bytes, or nil after the last.
+            ///
+            /// - Throws: what ``StreamingMultipart/BodyReader/read(into:)`` throws; `CancellationError`.
+            public mutating func next() async throws -> ByteBuffer? {
+                let allocator = self.allocator
+                return try await pump.next(isolation: nil) { try Self.buffer(size: $0, reader: &$1, allocator) }
             }
-            return count == 0 ? nil : buffer
+
+            /// The next buffer, read on the caller's actor (SE-0421): no hop to the global executor and back.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ByteBuffer? {
+                let allocator = self.allocator
+                return try await pump.next(isolation: actor) { try Self.buffer(size: $0, reader: &$1, allocator) }
+            }
+
+            private static func buffer(size: Int, reader: inout BodyReader, _ allocator: ByteBufferAllocator) throws
+                -> ByteBuffer?
+            {
+                var buffer = allocator.buffer(capacity: size)
+                let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { free in
+                    try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: free.prefix(size)))
+                }
+                return count == 0 ? nil : buffer
+            }
         }
-    }
-
-    /// The one reader an iterator and its copies share (a `BodyReader` owns open files and cannot be copied).
-    final class Reader {
-        private var reader: BodyReader
-
-        init(_ reader: consuming BodyReader) { self.reader = reader }
-
-        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try reader.read(into: buffer) }
     }
 }

@@ -24,6 +24,14 @@ import Testing
 
     @Test(.enabled(if: canListOpenFiles, "lists open files through /proc/self/fd (Linux only)"))
     func cancellingTheTaskClosesTheFile() async throws {
+        try await Self.cancellingTheTaskClosesTheFile { $0.chunks(size: 1024) }
+    }
+
+    /// The rule every body sequence follows (`chunks`, and the NIO module's `byteBuffers`): a task cancelled while
+    /// it holds an iterator has its file closed by the next `next()`, which throws `CancellationError`.
+    static func cancellingTheTaskClosesTheFile<Chunks: AsyncSequence & Sendable>(
+        _ sequence: @escaping @Sendable (MultipartBody) -> Chunks
+    ) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let file = try folder.file("big.bin", contents: [UInt8](repeating: 3, count: 1 << 20))
@@ -31,8 +39,8 @@ import Testing
         try body.append(.file(at: file, name: "big"))
         let path = file.path
         let firstChunkSeen = AsyncStream<Void>.makeStream()
-        let task = Task {
-            var iterator = body.chunks(size: 1024).makeAsyncIterator()
+        let task = Task { [body] in
+            var iterator = sequence(body).makeAsyncIterator()
             _ = try await iterator.next()
             firstChunkSeen.continuation.yield()
             // Wait for cancellation, holding the iterator (and its open file).

@@ -32,7 +32,7 @@ import Testing
         let body = try sampleBody(in: folder)
         let expected = try body.bytes()
         let sequence = body.byteBuffers(size: size)
-        #expect(sequence.length == Int64(expected.count))
+        #expect(sequence.contentLength == Int64(expected.count))
         for _ in 0..<2 {  // a retry sends the whole body again
             var bytes: [UInt8] = []
             var count = 0
@@ -51,7 +51,7 @@ import Testing
         defer { folder.remove() }
         let body = try sampleBody(in: folder)
         let sequence = body.byteBuffers(compression: .gzip)
-        #expect(sequence.length == nil)
+        #expect(sequence.contentLength == nil)
         var gzipped: [UInt8] = []
         for try await buffer in sequence { gzipped += buffer.readableBytesView }
         var parts: [String: [UInt8]] = [:]
@@ -62,6 +62,38 @@ import Testing
         }
         #expect(parts["caption"] == Array("Sunset".utf8))
         #expect(parts["photo"]?.count == 200_000)
+    }
+
+    /// `byteBuffers` is `chunks` with another chunk type: the same bytes in the same sizes, the same throttle and
+    /// progress, `next(isolation:)`, and the same closing on cancellation.
+    @Test func byteBuffersFollowTheRulesOfChunks() async throws {
+        var body = MultipartBody(boundary: try MultipartBoundary("same-rules"))
+        try body.append(.text("caption", name: "a"))
+        try body.append(.data(Data(repeating: 7, count: 2500), name: "d", filename: "d.bin"))
+        let throttle = MultipartBody.Throttle(packetSize: 1000, delay: .milliseconds(1))
+        let arrayProgress = ProgressLog()
+        let bufferProgress = ProgressLog()
+        var arrays: [[UInt8]] = []
+        for try await chunk in body.chunks(size: 4096, throttle: throttle, progress: { arrayProgress.add($0) }) {
+            arrays.append(chunk)
+        }
+        var buffers: [[UInt8]] = []
+        let sequence = body.byteBuffers(size: 4096, throttle: throttle, progress: { bufferProgress.add($0) })
+        var iterator = sequence.makeAsyncIterator()
+        while let buffer = try await iterator.next(isolation: #isolation) {
+            buffers.append(Array(buffer.readableBytesView))
+        }
+        #expect(buffers == arrays)
+        #expect(arrays.allSatisfy { $0.count <= 1000 })
+        #expect(bufferProgress.completed == arrayProgress.completed)
+        #expect(bufferProgress.completed.last == body.contentLength)
+        #expect(sequence.contentLength == body.chunks().contentLength)
+        #expect(body.byteBuffers(compression: .gzip).contentLength == nil)
+    }
+
+    @Test(.enabled(if: canListOpenFiles, "lists open files through /proc/self/fd (Linux only)"))
+    func cancellingTheTaskClosesTheFile() async throws {
+        try await AsyncChunksTests.cancellingTheTaskClosesTheFile { $0.byteBuffers(size: 1024) }
     }
 
     @Test func aBodyThatFailsMidwayThrows() async throws {
@@ -108,4 +140,14 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path) == [])
     }
+}
+
+/// The progress a sequence reported, in order.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Int64] = []
+
+    func add(_ progress: MultipartBody.Progress) { lock.withLock { values.append(progress.completedBytes) } }
+
+    var completed: [Int64] { lock.withLock { values } }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import StreamingMultipart
 import StreamingMultipartURLSession
 import Testing
+
+@testable import StreamingMultipart
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

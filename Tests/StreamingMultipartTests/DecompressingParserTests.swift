@@ -1,6 +1,7 @@
 import Foundation
-import StreamingMultipart
 import Testing
+
+@testable import StreamingMultipart
 
 /// The parser behind the zlib stage: the same parts from a compressed body, and bombs stopped.
 @Suite struct DecompressingParserTests {
@@ -40,7 +41,9 @@ import Testing
         return try body.bytes()
     }
 
-    @Test(arguments: [("gzip", CompressionFormat.gzip), ("x-gzip", .gzip), ("deflate", .zlib), (" Deflate ", .deflate)])
+    @Test(arguments: [
+        ("gzip", CompressionFormat.gzip), ("x-gzip", .gzip), ("deflate", .zlib), (" Deflate ", .rawDeflate),
+    ])
     func aCompressedBodyGivesTheSamePartsAtEveryChunking(encoding: String, format: CompressionFormat) throws {
         let plain = try Self.form()
         let expected = try Self.parts(plain, encoding: nil)

@@ -1,5 +1,6 @@
-import StreamingMultipart
 import Testing
+
+@testable import StreamingMultipart
 
 /// Hostile bodies at 1, 16 and 64 MB: the time to parse one must grow linearly with its size (64 MB within 8× of
 /// 16 MB: a quadratic loop gives 16×) and what the parser holds must stay bounded by one chunk and one header block.

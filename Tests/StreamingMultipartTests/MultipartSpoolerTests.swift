@@ -170,7 +170,7 @@ struct DroppedConnection: AsyncSequence {
         var maxDisk = MultipartSpooler.Limits()
         maxDisk.maxDiskBytes = 100_000
         var maxTotalFields = MultipartSpooler.Limits()
-        maxTotalFields.maxTotalFieldBytes = 20
+        maxTotalFields.maxMemoryBytes = 20
         var maxFile = MultipartSpooler.Limits()
         maxFile.parser.maxFileBytes = 1000
         var maxField = MultipartSpooler.Limits()
@@ -178,7 +178,7 @@ struct DroppedConnection: AsyncSequence {
         var maxParts = MultipartSpooler.Limits()
         maxParts.parser.maxParts = 3
         return [
-            ("maxFiles", maxFiles), ("maxDiskBytes", maxDisk), ("maxTotalFieldBytes", maxTotalFields),
+            ("maxFiles", maxFiles), ("maxDiskBytes", maxDisk), ("maxMemoryBytes", maxTotalFields),
             ("maxFileBytes", maxFile), ("maxFieldBytes", maxField), ("maxParts", maxParts),
         ]
     }()
@@ -344,7 +344,7 @@ struct DroppedConnection: AsyncSequence {
         #expect(try folder.contents().count == 1)
 
         // A file that would pass the memory budget goes to disk instead.
-        limits.maxTotalFieldBytes = 1500
+        limits.maxMemoryBytes = 1500
         let tight = try await MultipartSpooler(directory: folder.url, limits: limits).spool(
             chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
         #expect(tight.files.map(\.isInMemory) == [true, false, false])
@@ -524,7 +524,7 @@ struct FloodBody: AsyncSequence, Sendable {
         defer { folder.remove() }
         var limits = MultipartSpooler.Limits()
         limits.parser.maxParts = 10_000_000
-        limits.maxTotalFieldBytes = 1 << 30
+        limits.maxMemoryBytes = 1 << 30
         let unit = Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n".utf8)
         var counts: [Int] = []
         func run(_ size: Int) async throws -> Duration {

@@ -9,7 +9,8 @@ extension MultipartBody {
     ///
     /// Each iteration produces the whole body again. Cancelling the task (or dropping the iterator) closes every
     /// file and stream the iteration opened; a cancelled `next()` throws `CancellationError`. Files are read with
-    /// blocking reads of at most `size` bytes, which the page cache serves in microseconds.
+    /// blocking reads of at most `size` bytes on the iterating task, which the page cache serves in microseconds.
+    /// `StreamingMultipartNIO`'s `byteBuffers` is the same sequence with `ByteBuffer` chunks.
     ///
     /// - Parameters:
     ///   - size: the most bytes in one chunk (the last is shorter); at least 1.
@@ -21,8 +22,8 @@ extension MultipartBody {
         progress: (@Sendable (Progress) -> Void)? = nil
     ) -> MultipartBody.Chunks {
         Chunks(
-            body: self, chunkSize: max(1, min(size, throttle?.packetSize ?? size)), compression: compression,
-            throttle: throttle, progress: progress)
+            transfer: Transfer(body: self, size: size, compression: compression, throttle: throttle, progress: progress)
+        )
     }
 }
 
@@ -31,46 +32,99 @@ extension MultipartBody {
     public struct Chunks: AsyncSequence, Sendable {
         public typealias Element = [UInt8]
 
-        let body: MultipartBody
-        let chunkSize: Int
-        let compression: Compression?
-        let throttle: Throttle?
-        let progress: (@Sendable (Progress) -> Void)?
+        let transfer: Transfer
 
-        /// The body's exact length, or nil when some part's length is unknown; for transports that take a length.
-        public var contentLength: Int64? { compression == nil ? body.contentLength : nil }
+        /// The body's exact length, or nil when some part's length is unknown or the body is compressed; for
+        /// transports that take a length.
+        public var contentLength: Int64? { transfer.contentLength }
 
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(
-                reader: ReaderBox(body.makeReader(compression: compression)), chunkSize: chunkSize, throttle: throttle,
-                progress: progress)
-        }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(pump: transfer.makePump()) }
 
         /// Reads one chunk per `next()`. Copies of an iterator share its reader (and so its position): a `BodyReader`
         /// owns open files and cannot be copied.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            let reader: ReaderBox
-            let chunkSize: Int
-            let throttle: Throttle?
-            let progress: (@Sendable (Progress) -> Void)?
-            var pausesBeforeNext = false
+            var pump: Pump
 
             public mutating func next() async throws -> [UInt8]? {
-                do {
-                    try Task.checkCancellation()
-                    if pausesBeforeNext, let throttle { try await Task.sleep(for: throttle.delay) }
-                } catch {
-                    reader.value.close()
-                    throw error
-                }
-                var chunk = [UInt8](repeating: 0, count: chunkSize)
-                let count = try chunk.withUnsafeMutableBytes { try reader.value.read(into: $0) }
+                try await pump.next(isolation: nil, Self.chunk)
+            }
+
+            /// The next chunk, read on the caller's actor (SE-0421): no hop to the global executor and back.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? {
+                try await pump.next(isolation: actor, Self.chunk)
+            }
+
+            private static func chunk(size: Int, reader: inout BodyReader) throws -> [UInt8]? {
+                var chunk = [UInt8](repeating: 0, count: size)
+                let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
                 guard count > 0 else { return nil }
                 chunk.removeSubrange(count...)
-                progress?(reader.value.progress)
-                pausesBeforeNext = throttle != nil
                 return chunk
             }
+        }
+    }
+
+    /// What a body's async sequences share, whatever their chunk type: the body, the chunk size, compression,
+    /// throttling and progress. `StreamingMultipartNIO` builds its `ByteBuffer` sequence on it (hence `package`).
+    package struct Transfer: Sendable {
+        let body: MultipartBody
+        let size: Int
+        let compression: Compression?
+        let throttle: Throttle?
+        let progress: (@Sendable (Progress) -> Void)?
+
+        /// The settings of one of the body's sequences; `size` is at least 1, and at most the throttle's packet.
+        package init(
+            body: MultipartBody, size: Int, compression: Compression?, throttle: Throttle?,
+            progress: (@Sendable (Progress) -> Void)?
+        ) {
+            self.body = body
+            self.size = Swift.max(1, Swift.min(size, throttle?.packetSize ?? size))
+            self.compression = compression
+            self.throttle = throttle
+            self.progress = progress
+        }
+
+        /// The body's exact length, or nil when a part's length is unknown or the body is compressed.
+        package var contentLength: Int64? { compression == nil ? body.contentLength : nil }
+
+        /// A new pump: one iteration of the body from its start.
+        package func makePump() -> Pump { Pump(transfer: self) }
+    }
+
+    /// One iteration of a body, for an async iterator: one reader its copies share (a ``BodyReader`` owns open
+    /// files and cannot be copied), and the one rule every chunk type follows. Each `next` checks for
+    /// cancellation, closing the reader's files and streams before it throws `CancellationError`; waits out the
+    /// throttle's pause after the previous chunk; lets the caller read one chunk of at most `size` bytes; and
+    /// reports progress.
+    package struct Pump {
+        let transfer: Transfer
+        private let reader: ReaderBox
+        private var pausesBeforeNext = false
+
+        init(transfer: Transfer) {
+            self.transfer = transfer
+            reader = ReaderBox(transfer.body.makeReader(compression: transfer.compression))
+        }
+
+        /// The next chunk, or nil after the last: `read` is given the most bytes the chunk may hold and the reader
+        /// to fill it from, and returns nil when the reader gave no bytes.
+        ///
+        /// - Throws: `CancellationError`; what ``BodyReader/read(into:)`` and `read` throw.
+        package mutating func next<Chunk>(
+            isolation actor: isolated (any Actor)?, _ read: (_ size: Int, _ reader: inout BodyReader) throws -> Chunk?
+        ) async throws -> Chunk? {
+            do {
+                try Task.checkCancellation()
+                if pausesBeforeNext, let throttle = transfer.throttle { try await Task.sleep(for: throttle.delay) }
+            } catch {
+                reader.value.close()
+                throw error
+            }
+            guard let chunk = try read(transfer.size, &reader.value) else { return nil }
+            transfer.progress?(reader.value.progress)
+            pausesBeforeNext = transfer.throttle != nil
+            return chunk
         }
     }
 }

@@ -7,8 +7,8 @@ extension MultipartBody {
     /// let length = try body.write(to: spool, compression: .gzip)     // the exact compressed length
     /// ```
     public struct Compression: Sendable, Hashable {
-        /// The format written: ``CompressionFormat/gzip`` or ``CompressionFormat/zlib``.
-        public let format: CompressionFormat
+        /// The format written: gzip or zlib.
+        let format: CompressionFormat
         /// zlib's level, 0 (stored) to 9 (smallest); 6 is zlib's default, 1 the fastest.
         public let level: Int
 

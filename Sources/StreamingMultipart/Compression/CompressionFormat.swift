@@ -1,18 +1,20 @@
-/// The three wrappings of deflate data that HTTP bodies use.
-public enum CompressionFormat: Sendable, Hashable {
+/// The three wrappings of deflate data that HTTP bodies use. Internal: users name an encoding with
+/// ``ContentEncoding`` or ``MultipartBody/Compression``, where `deflate` means HTTP's (zlib-wrapped).
+enum CompressionFormat: Sendable, Hashable {
     /// gzip (RFC 1952): `Content-Encoding: gzip` or `x-gzip`. A body may hold several members one after another.
     case gzip
     /// zlib (RFC 1950): `Content-Encoding: deflate` as RFC 9110 §8.4.1.2 defines it.
     case zlib
-    /// Raw deflate (RFC 1951), which some clients send as `Content-Encoding: deflate`.
-    case deflate
+    /// Raw deflate (RFC 1951), with no wrapper: what some clients send as `Content-Encoding: deflate`. Not HTTP's
+    /// `deflate`, which is ``zlib``.
+    case rawDeflate
 
     /// zlib's `windowBits` for the format: 15 for a 32 KiB window, +16 for a gzip wrapper, negated for none.
     var windowBits: Int32 {
         switch self {
         case .gzip: 15 + 16
         case .zlib: 15
-        case .deflate: -15
+        case .rawDeflate: -15
         }
     }
 }

@@ -17,29 +17,29 @@ import CZlib
 ///     if step.isFinished { break }
 /// }
 /// ```
-public struct ZlibCompressor: ~Copyable {
+struct ZlibCompressor: ~Copyable {
     /// What one call did.
-    public struct Step: Sendable, Hashable {
+    struct Step: Sendable, Hashable {
         /// Input bytes zlib took.
-        public var consumed: Int
+        var consumed: Int
         /// Output bytes it wrote.
-        public var produced: Int
+        var produced: Int
         /// Whether the compressed stream is complete (only after `finishing: true`, once zlib flushed everything).
-        public var isFinished: Bool
+        var isFinished: Bool
     }
 
     private let stream: ZlibStream
     /// The format written.
-    public let format: CompressionFormat
+    let format: CompressionFormat
     /// Input bytes compressed so far.
-    public private(set) var totalIn: Int64 = 0
+    private(set) var totalIn: Int64 = 0
     /// Compressed bytes written so far.
-    public private(set) var totalOut: Int64 = 0
+    private(set) var totalOut: Int64 = 0
 
     /// A compressor for `format` at `level`: 1 is fastest, 9 smallest, 6 zlib's default.
     ///
     /// - Throws: ``MultipartError/Code/compressionFailed`` for a level outside 0…9, or when zlib cannot start.
-    public init(format: CompressionFormat, level: Int = 6) throws {
+    init(format: CompressionFormat, level: Int = 6) throws {
         guard (0...9).contains(level) else {
             throw MultipartError(code: .compressionFailed, message: "compression level \(level) is not within 0…9")
         }
@@ -55,7 +55,7 @@ public struct ZlibCompressor: ~Copyable {
     /// then call with `finishing: true` (and the rest of the input, if any) until ``Step/isFinished``.
     ///
     /// - Throws: ``MultipartError/Code/compressionFailed`` if zlib reports an error (it does not for valid use).
-    public mutating func compress(
+    mutating func compress(
         _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool = false
     ) throws -> Step {
         let flush = finishing ? Z_FINISH : Z_NO_FLUSH

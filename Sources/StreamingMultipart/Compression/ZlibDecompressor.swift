@@ -20,30 +20,30 @@ import CZlib
 /// }
 /// try decompressor.finish()  // at the end of the input
 /// ```
-public struct ZlibDecompressor: ~Copyable {
+struct ZlibDecompressor: ~Copyable {
     /// What one call did.
-    public struct Step: Sendable, Hashable {
+    struct Step: Sendable, Hashable {
         /// Compressed bytes zlib took.
-        public var consumed: Int
+        var consumed: Int
         /// Decompressed bytes it wrote.
-        public var produced: Int
+        var produced: Int
     }
 
     /// Started at the first ``decompress(_:into:)``, so that making a decompressor cannot fail.
     private var stream: ZlibStream?
     /// The format read.
-    public private(set) var format: CompressionFormat
+    private(set) var format: CompressionFormat
     /// Compressed bytes read so far.
-    public private(set) var totalIn: Int64 = 0
+    private(set) var totalIn: Int64 = 0
     /// Decompressed bytes written so far.
-    public private(set) var totalOut: Int64 = 0
+    private(set) var totalOut: Int64 = 0
     /// Whether the last stream (or gzip member) ended and no more input has come since.
-    public private(set) var isAtEnd = false
+    private(set) var isAtEnd = false
     /// Whether the last call filled its output: zlib may hold more for the next call even without new input.
-    public private(set) var hasPendingOutput = false
+    private(set) var hasPendingOutput = false
 
     /// A decompressor for `format`. zlib starts at the first ``decompress(_:into:)``.
-    public init(format: CompressionFormat) {
+    init(format: CompressionFormat) {
         self.format = format
     }
 
@@ -61,7 +61,7 @@ public struct ZlibDecompressor: ~Copyable {
     /// - Throws: ``MultipartError/Code/invalidCompressedData`` for input that is not valid data of the format, or
     ///   that follows the end of a zlib or raw deflate stream; ``MultipartError/Code/compressionFailed`` when zlib
     ///   cannot start.
-    public mutating func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws
+    mutating func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws
         -> Step
     {
         if stream == nil { stream = try ZlibStream(.decompress, format: format) }
@@ -108,7 +108,7 @@ public struct ZlibDecompressor: ~Copyable {
     /// Marks the end of the input.
     ///
     /// - Throws: ``MultipartError/Code/invalidCompressedData`` when the stream did not end (the input was cut).
-    public func finish() throws {
+    func finish() throws {
         guard isAtEnd else {
             throw MultipartError(
                 code: .invalidCompressedData,

@@ -33,7 +33,7 @@ public struct DecompressingMultipartParser: ~Copyable {
     static let blockSize = 64 * 1024
     /// The decompressed bytes before ``MultipartParser/Limits/maxDecompressionRatio`` applies, so that a small,
     /// very compressible body is not refused.
-    public static let ratioGraceBytes: Int64 = 1 << 20
+    static let ratioGraceBytes: Int64 = 1 << 20
 
     /// A parser for the body of a request with these `Content-Type` and `Content-Encoding` values.
     ///
@@ -103,7 +103,7 @@ public struct DecompressingMultipartParser: ~Copyable {
     private mutating func inflateBlock() throws -> Bool {
         if !knowsFormat {
             guard pending.count >= 2 || (inputEnded && !pending.isEmpty) else { return false }
-            decompressor.reset(format: ContentEncoding.beginsWithZlibHeader(pending) ? .zlib : .deflate)
+            decompressor.reset(format: ContentEncoding.beginsWithZlibHeader(pending) ? .zlib : .rawDeflate)
             knowsFormat = true
         }
         guard !pending.isEmpty || decompressor.hasPendingOutput else { return false }

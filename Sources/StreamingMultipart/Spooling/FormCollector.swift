@@ -21,8 +21,8 @@ struct FormCollector {
         var bytes: [UInt8] = []
         var body = part.body.makeAsyncIterator()
         while let chunk = try await body.next(isolation: actor) {
-            guard memoryBytes + Int64(bytes.count + chunk.count) <= limits.maxTotalFieldBytes else {
-                throw breach("maxTotalFieldBytes", limits.maxTotalFieldBytes, "bytes of fields in memory", part.head)
+            guard memoryBytes + Int64(bytes.count + chunk.count) <= limits.maxMemoryBytes else {
+                throw breach("maxMemoryBytes", limits.maxMemoryBytes, "bytes the form keeps in memory", part.head)
             }
             bytes += chunk
         }
@@ -47,7 +47,7 @@ struct FormCollector {
         while let chunk = try await body.next(isolation: actor) {
             count += Int64(chunk.count)
             if writer == nil {
-                if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxTotalFieldBytes {
+                if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
                     digest?.update(chunk)
                     inMemory += chunk
                     continue

@@ -20,7 +20,7 @@ extension MultipartSpooler {
         /// Bytes the form keeps in memory: its fields together, and the files kept in memory under
         /// ``memoryThreshold``. Default 8 MiB. A field that would pass it is an error; a file that would pass it
         /// goes to disk instead. Go's `ReadForm(maxMemory)` bounds the same.
-        public var maxTotalFieldBytes: Int64
+        public var maxMemoryBytes: Int64
         /// Bytes of all the form's files on disk together. Default 16 GiB.
         public var maxDiskBytes: Int64
         /// A file part of at most this many bytes is kept in memory rather than written to disk. Default 0: every
@@ -31,12 +31,12 @@ extension MultipartSpooler {
         public var bodyTimeout: MultipartBodyTimeout?
 
         public init(
-            parser: MultipartParser.Limits = .default, maxFiles: Int = 100, maxTotalFieldBytes: Int64 = 8 << 20,
+            parser: MultipartParser.Limits = .default, maxFiles: Int = 100, maxMemoryBytes: Int64 = 8 << 20,
             maxDiskBytes: Int64 = 16 << 30, memoryThreshold: Int = 0, bodyTimeout: MultipartBodyTimeout? = .default
         ) {
             self.parser = parser
             self.maxFiles = maxFiles
-            self.maxTotalFieldBytes = maxTotalFieldBytes
+            self.maxMemoryBytes = maxMemoryBytes
             self.maxDiskBytes = maxDiskBytes
             self.memoryThreshold = memoryThreshold
             self.bodyTimeout = bodyTimeout
@@ -52,7 +52,7 @@ extension MultipartSpooler {
         public func validate() throws {
             try parser.validate()
             let values: [(String, Int64)] = [
-                ("maxFiles", Int64(maxFiles)), ("maxTotalFieldBytes", maxTotalFieldBytes),
+                ("maxFiles", Int64(maxFiles)), ("maxMemoryBytes", maxMemoryBytes),
                 ("maxDiskBytes", maxDiskBytes),
             ]
             for (name, value) in values where value < 1 {

@@ -6,7 +6,7 @@ public import Foundation
 /// Each file part streams to its own file in ``directory``: created exclusively (`O_EXCL | O_NOFOLLOW`), mode
 /// 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the client's filename), hashed as it
 /// is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
-/// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxTotalFieldBytes`` together, and decoded per the
+/// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxMemoryBytes`` together, and decoded per the
 /// form's `_charset_` field.
 ///
 /// ```swift

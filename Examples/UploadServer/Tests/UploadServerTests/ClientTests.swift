@@ -138,7 +138,7 @@ struct ClientTests {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: body.contentType)
         let buffers = body.byteBuffers()
-        let length = try #require(buffers.length)
+        let length = try #require(buffers.contentLength)
         request.body = .stream(buffers, length: .known(length))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         #expect(response.status == .ok)

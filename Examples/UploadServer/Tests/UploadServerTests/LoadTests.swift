@@ -49,7 +49,7 @@ struct LoadTests {
                     request.method = .POST
                     request.headers.add(name: "Content-Type", value: body.contentType)
                     let buffers = body.byteBuffers()
-                    request.body = .stream(buffers, length: .known(buffers.length!))
+                    request.body = .stream(buffers, length: .known(buffers.contentLength!))
                     let response = try await HTTPClient.shared.execute(request, timeout: .seconds(300))
                     let data = try await response.body.collect(upTo: 1 << 20)
                     let answer = try JSONDecoder().decode(Answer.self, from: Data(data.readableBytesView))
