@@ -117,6 +117,34 @@ import Testing
         #expect(trailing?.code == .invalidCompressedData)
     }
 
+    /// `finish()` before the events are drained is refused, and loses none of them: the caller drains `next()` and
+    /// calls `finish()` again, and sees every part.
+    @Test func finishBeforeDrainingLosesNoEvent() throws {
+        let compressed = try ZlibTests.compress(try Self.form(), format: .gzip)
+        var parser = try DecompressingMultipartParser(
+            contentType: "multipart/form-data; boundary=zlib-test-7", contentEncoding: "gzip")
+        try parser.append(compressed[...])
+        var found: [String] = []
+        var size = 0
+        func drain() throws {
+            while let event = try parser.next() {
+                switch event {
+                case .partHeaders: size = 0
+                case .bodyBytes(let bytes): size += bytes.count
+                case .partEnd: found.append("\(found.count):\(size)")
+                case .end: break
+                }
+            }
+        }
+        _ = try parser.next()  // the first part's head; the rest is still to be read
+        size = 0
+        let early = #expect(throws: MultipartError.self) { try parser.finish() }
+        #expect(early?.code == .invalidState && early?.message.contains("drain next()") == true)
+        try drain()
+        try parser.finish()
+        #expect(found == ["0:5", "1:400000", "2:7"])
+    }
+
     @Test func identityIsThePlainParser() throws {
         let plain = try Self.form()
         #expect(try Self.parts(plain, encoding: "identity", chunk: 100) == ["0:5", "1:400000", "2:7"])

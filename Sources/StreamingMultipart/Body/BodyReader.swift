@@ -34,9 +34,8 @@ public struct BodyReader: ~Copyable {
     /// The body's own (uncompressed) length and the bytes of it read so far: what progress reports.
     let plainLength: Int64?
     private(set) var plainBytesRead: Int64 = 0
-    /// The compression asked for, and its stage once the first read has started it.
-    private let compression: MultipartBody.Compression?
-    private var compressionStage: CompressionStage?
+    /// Whether the body is compressed as it is read, and zlib's stage once the first read has started it.
+    private var compressing: Compressing
 
     private let boundary: MultipartBoundary
     /// Whether file and stream parts are scanned for the boundary as they are read: when the caller chose it.
@@ -44,6 +43,17 @@ public struct BodyReader: ~Copyable {
     private let parts: [MultipartPart]
     private var state: State
     private var staging = Staging()
+
+    /// The compression of what the reader produces.
+    enum Compressing {
+        /// The body's own bytes.
+        case off
+        /// Compressed, once the first read starts zlib. Next: `.running`, or the reader `.failed` when zlib cannot
+        /// start.
+        case starting(MultipartBody.Compression)
+        /// Compressed through this stage. A compression error fails the reader.
+        case running(CompressionStage)
+    }
 
     /// The reader's states. Each case says what it sends and where it goes next.
     enum State {
@@ -67,7 +77,7 @@ public struct BodyReader: ~Copyable {
         parts = body.parts
         plainLength = body.contentLength
         contentLength = compression == nil ? body.contentLength : nil
-        self.compression = compression
+        compressing = compression.map { .starting($0) } ?? .off
         if let first = parts.first {
             state = .head(index: 0, bytes: BodyLayout.head(of: first, at: 0, boundary: boundary), sent: 0)
         } else {
@@ -86,7 +96,11 @@ public struct BodyReader: ~Copyable {
     /// Whether the whole body has been produced.
     public var isFinished: Bool {
         guard case .finished = state else { return false }
-        return compression == nil || compressionStage?.isFinished == true
+        switch compressing {
+        case .off: return true
+        case .starting: return false
+        case .running(let stage): return stage.isFinished
+        }
     }
 
     /// Fills `buffer` with the body's next bytes and returns how many; 0 means the body is complete.
@@ -97,32 +111,52 @@ public struct BodyReader: ~Copyable {
     ///   failed to read; a stream that failed or yielded the wrong number of bytes; a reader already closed;
     ///   ``MultipartError/Code/compressionFailed`` when zlib cannot start.
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let filled = try compression == nil ? readPlain(into: buffer) : readCompressed(into: buffer)
+        let filled: Int
+        switch compressing {
+        case .off: filled = try readPlain(into: buffer)
+        case .starting(let compression):
+            if case .failed(let error) = state { throw error }
+            let stage: CompressionStage
+            do {
+                stage = try CompressionStage(compression)
+            } catch {
+                throw fail(error, at: 0)
+            }
+            compressing = .running(stage)
+            filled = try readCompressed(into: buffer, through: stage)
+        case .running(let stage): filled = try readCompressed(into: buffer, through: stage)
+        }
         bytesRead += Int64(filled)
         return filled
     }
 
     /// Fills `buffer` with compressed bytes: the body is read in blocks into the stage, and zlib writes straight
-    /// into `buffer`.
-    private mutating func readCompressed(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if compressionStage == nil, let compression {
-            do {
-                compressionStage = try CompressionStage(compression)
-            } catch {
-                state = .failed(error as? MultipartError ?? MultipartError(locating: error, partIndex: nil, offset: 0))
-                throw error
-            }
-        }
-        let stage = compressionStage!
+    /// into `buffer`. A zlib error fails the reader and closes its file or stream, as a read error does.
+    private mutating func readCompressed(
+        into buffer: UnsafeMutableRawBufferPointer, through stage: CompressionStage
+    ) throws -> Int {
+        if case .failed(let error) = state { throw error }
         var filled = 0
         while filled < buffer.count, !stage.isFinished {
             if stage.isDrained && !stage.inputEnded {
                 let count = try readPlain(into: stage.block)
                 stage.refill(count)
             }
-            filled += try stage.compress(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            do {
+                filled += try stage.compress(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            } catch {
+                throw fail(error, at: plainBytesRead)
+            }
         }
         return filled
+    }
+
+    /// Ends the reader on `error`: its file or stream is closed, and every later read throws the returned error.
+    private mutating func fail(_ error: any Error, at offset: Int64) -> MultipartError {
+        let failure = MultipartError(locating: error, partIndex: currentPartIndex, offset: offset)
+        release()
+        state = .failed(failure)
+        return failure
     }
 
     /// Fills `buffer` with the body's own bytes; 0 only at the end.
@@ -133,11 +167,7 @@ public struct BodyReader: ~Copyable {
             do {
                 count = try step(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
             } catch {
-                let failure = MultipartError(
-                    locating: error, partIndex: currentPartIndex, offset: plainBytesRead + Int64(filled))
-                release()
-                state = .failed(failure)
-                throw failure
+                throw fail(error, at: plainBytesRead + Int64(filled))
             }
             if count == 0, case .finished = state { break }
             filled += count
@@ -182,13 +212,11 @@ public struct BodyReader: ~Copyable {
             }
             return count
 
-        case .content(let index, .memory(let data, let sent), _):
-            let count = min(data.count - sent, target.count)
-            data.withUnsafeBytes {
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)]))
-            }
-            if sent + count < data.count {
-                state = .content(index: index, .memory(data, sent: sent + count), nil)
+        case .content(let index, var source, nil) where source.isMemory:
+            // Straight into the caller's buffer at any size: the bytes are already in memory.
+            let count = try source.read(into: target)
+            if case .memory(let data, let sent) = source, sent < data.count {
+                state = .content(index: index, source, nil)
             } else {
                 advance(after: index)
             }

@@ -23,7 +23,13 @@ enum ContentSource {
     /// Reads up to `target.count` bytes; 0 at the end, after checking that the length was as declared.
     mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
         switch self {
-        case .memory: preconditionFailure("BodyReader copies memory parts itself")
+        case .memory(let data, let sent):
+            let count = min(data.count - sent, target.count)
+            data.withUnsafeBytes {
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)]))
+            }
+            self = .memory(data, sent: sent + count)
+            return count
         case .file(var source):
             defer { self = .file(source) }
             return try source.read(into: target)
@@ -31,6 +37,11 @@ enum ContentSource {
             defer { self = .stream(source) }
             return try source.read(into: target)
         }
+    }
+
+    /// Whether the bytes are in memory (no file or stream to read or close).
+    var isMemory: Bool {
+        if case .memory = self { true } else { false }
     }
 
     func close() {

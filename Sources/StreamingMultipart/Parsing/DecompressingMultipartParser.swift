@@ -83,12 +83,14 @@ public struct DecompressingMultipartParser: ~Copyable {
         inputEnded = true
         do {
             if encoding != .identity {
-                while try inflateBlock() {
-                    if try parser.next() != nil {
-                        throw MultipartError(
-                            code: .invalidState,
-                            message: "finish() came while events were pending: drain next() until it returns nil")
-                    }
+                // After next() has returned nil nothing is left to inflate. Input that is gave the parser bytes
+                // whose events next() must hand out first: none is taken here, so none is lost.
+                if try inflateBlock() {
+                    throw MultipartError(
+                        code: .invalidState,
+                        message: "finish() came while input was still to be read: drain next() until it returns nil, "
+                            + "then call finish() again",
+                        offset: decompressor.totalIn)
                 }
                 try decompressor.finish()
             }
