@@ -2,7 +2,7 @@ import Crypto
 public import StreamingMultipart
 
 /// SHA-256 from swift-crypto (BoringSSL's assembly on Linux, CryptoKit on Apple platforms), for the files a
-/// ``StreamingMultipart/MultipartSpooler`` spools.
+/// `MultipartSpooler` spools.
 ///
 /// A product of its own so that only an app that hashes compiles swift-crypto.
 ///

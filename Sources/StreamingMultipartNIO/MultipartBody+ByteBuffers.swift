@@ -3,7 +3,7 @@ public import StreamingMultipart
 
 extension MultipartBody {
     /// The body as an async sequence of `ByteBuffer`s, with its length, for AsyncHTTPClient and other NIO
-    /// transports: ``StreamingMultipart/MultipartBody/chunks(size:compression:throttle:progress:)`` with
+    /// transports: `MultipartBody.chunks(size:compression:throttle:progress:)` with
     /// `ByteBuffer` chunks, the same in everything else (cancellation, throttling, progress, `next(isolation:)`).
     ///
     /// ```swift
@@ -63,7 +63,7 @@ extension MultipartBody {
 
             /// The next buffer of at most `size` bytes, or nil after the last.
             ///
-            /// - Throws: what ``StreamingMultipart/BodyReader/read(into:)`` throws; `CancellationError`.
+            /// - Throws: what `BodyReader.read(into:)` throws; `CancellationError`.
             public mutating func next() async throws -> ByteBuffer? {
                 let allocator = self.allocator
                 return try await pump.next(isolation: nil) { try Self.buffer(size: $0, reader: &$1, allocator) }

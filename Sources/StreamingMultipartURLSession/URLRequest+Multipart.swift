@@ -15,7 +15,7 @@ extension URLRequest {
     /// is known. On Linux, URLSession sends every stream body with `Transfer-Encoding: chunked` and would send a
     /// `Content-Length` beside it, a request that servers reject with 400; so on Linux this sets no
     /// `Content-Length` and removes one set before. For an exact `Content-Length` everywhere, use
-    /// ``setMultipartBody(_:writingTo:)`` and `uploadTask(with:fromFile:)`.
+    /// ``setMultipartBody(_:writingTo:compression:)`` and `uploadTask(with:fromFile:)`.
     ///
     /// URLSession does not resend a stream body on a redirect: answer `needNewBodyStream` with
     /// `body.makeInputStream()`, or upload from a file.
@@ -40,8 +40,8 @@ extension URLRequest {
         httpBodyStream = body.makeInputStream(compression: compression)
     }
 
-    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:compression:)``) and sets `Content-Type` and the
-    /// exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on every platform and
+    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:compression:)``) and sets
+    /// `Content-Type` and the exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on every platform and
     /// in background sessions.
     ///
     /// ```swift
@@ -51,9 +51,13 @@ extension URLRequest {
     /// let (data, response) = try await URLSession.shared.upload(for: request, fromFile: bodyFile)
     /// ```
     ///
-    /// - Parameter compression: compresses the body into the file and sets `Content-Encoding`; the
-    ///   `Content-Length` is the exact compressed length.
+    /// - Parameters:
+    ///   - body: the body to send.
+    ///   - fileURL: the file to write it to, replaced whole or not at all.
+    ///   - compression: compresses the body into the file and sets `Content-Encoding`; the `Content-Length` is the
+    ///     exact compressed length.
     /// - Returns: the file's length.
+    /// - Throws: what ``MultipartBody/write(to:permissions:compression:)`` throws.
     @discardableResult
     public mutating func setMultipartBody(
         _ body: MultipartBody, writingTo fileURL: URL, compression: MultipartBody.Compression? = nil
