@@ -152,7 +152,7 @@ struct ParseCommand: ParsableCommand {
             ])
         }
 
-        /// Lower-case hex digits of `bytes` (`String(format:)` per byte took 30 µs a part).
+        /// Lower-case hex digits of `bytes`, from a table (`String(format:)` per byte was the slowest step of a part).
         static func hex(_ bytes: some Sequence<UInt8>) -> String {
             let digits = Array("0123456789abcdef".utf8)
             var text: [UInt8] = []
@@ -248,8 +248,7 @@ struct ParseCommand: ParsableCommand {
     }
 
     /// Parses `body` in 64 KiB slices and counts parts and body bytes; with the decompressing parser, inflating is
-    /// timed too. A function of its own: inlined into `runDiscarding` the same loop measured half as fast (34 ms
-    /// against 16 ms for 256 MiB).
+    /// timed too. A function of its own: inlined into `runDiscarding`, the same loop ran at half the speed.
     @inline(never)
     static func timeParse<Parser: EventParser & ~Copyable>(_ body: [UInt8], with initial: consuming Parser) throws
         -> (parts: Int, bytes: Int, seconds: Double)

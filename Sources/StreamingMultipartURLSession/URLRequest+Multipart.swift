@@ -41,8 +41,8 @@ extension URLRequest {
     }
 
     /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:compression:)``) and sets
-    /// `Content-Type` and the exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on every platform and
-    /// in background sessions.
+    /// `Content-Type` and the exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on
+    /// every platform and in background sessions.
     ///
     /// ```swift
     /// var request = URLRequest(url: endpoint)

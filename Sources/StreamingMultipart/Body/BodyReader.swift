@@ -13,13 +13,15 @@ import Foundation
 /// ```
 ///
 /// Files are opened when their part is reached and read straight into the caller's buffer when it has 32 KiB of room
-/// or more, otherwise in 64 KiB blocks through one reusable staging buffer. A part that yields fewer or more bytes than it declared, or a file whose size changed since it was
-/// appended, fails the read with ``MultipartError/Code/lengthMismatch``: the bytes produced never disagree with
-/// ``MultipartBody/contentLength``. After a failure every read throws the same error.
+/// or more, otherwise in 64 KiB blocks through one reusable staging buffer. A part that yields fewer or more bytes than
+/// it declared, or a file whose size changed since it was appended, fails the read with
+/// ``MultipartError/Code/lengthMismatch``: the bytes produced never disagree with ``MultipartBody/contentLength``.
+/// After a failure every read throws the same error.
 ///
 /// A reader holds open files and streams; ``close()`` releases them early, and dropping the reader releases them too.
 /// It cannot be copied (`~Copyable`): a copy would share those descriptors and each would move the other's position.
-/// Make a second reader with ``MultipartBody/makeReader(compression:)`` instead; every reader starts from the body's first byte.
+/// Make a second reader with ``MultipartBody/makeReader(compression:)`` instead; every reader starts from the body's
+/// first byte.
 public struct BodyReader: ~Copyable {
     /// The block in which files and streams are read when the caller's buffer is small (tuning, not API).
     static let blockSize = 64 * 1024

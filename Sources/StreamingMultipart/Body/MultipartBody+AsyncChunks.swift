@@ -28,7 +28,8 @@ extension MultipartBody {
 }
 
 extension MultipartBody {
-    /// A body as an async sequence of `[UInt8]` chunks; see ``MultipartBody/chunks(size:compression:throttle:progress:)``.
+    /// A body as an async sequence of `[UInt8]` chunks; see
+    /// ``MultipartBody/chunks(size:compression:throttle:progress:)``.
     public struct Chunks: AsyncSequence, Sendable {
         public typealias Element = [UInt8]
 

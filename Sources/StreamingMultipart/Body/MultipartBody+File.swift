@@ -67,7 +67,8 @@ extension MultipartBody {
     }
 
     /// Writes the whole body to an open file descriptor (a pipe, a socket, standard output) in 64 KiB writes,
-    /// without closing it, and returns its length. Unlike ``write(to:permissions:compression:)``, a failure leaves what was written so far.
+    /// without closing it, and returns its length. Unlike ``write(to:permissions:compression:)``, a failure leaves what
+    /// was written so far.
     @discardableResult
     public func write(toFileDescriptor descriptor: Int32, compression: Compression? = nil) throws -> Int64 {
         let file = OpenFile(owning: descriptor)

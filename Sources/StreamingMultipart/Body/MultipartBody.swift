@@ -4,8 +4,8 @@ import Foundation
 ///
 /// A body is a value. It holds text and data in memory, but files and streams only as a path or a closure, so
 /// a body for a 10 GB file costs a few hundred bytes until it is read, and each read (``makeReader(compression:)``,
-/// ``makeInputStream(compression:throttle:progress:)``, ``chunks(size:compression:throttle:progress:)``, ``write(to:permissions:compression:)``) produces the
-/// whole body again, so a request can be retried.
+/// ``makeInputStream(compression:throttle:progress:)``, ``chunks(size:compression:throttle:progress:)``,
+/// ``write(to:permissions:compression:)``) produces the whole body again, so a request can be retried.
 ///
 /// ```swift
 /// var body = MultipartBody()

@@ -2,8 +2,8 @@ public import Foundation
 
 /// An `InputStream` over a ``MultipartBody``, for `URLRequest.httpBodyStream`.
 ///
-/// Each ``MultipartBody/makeInputStream(compression:throttle:progress:)`` call makes a new, independent stream, so that a
-/// retry, a redirect or URLSession's `needNewBodyStream` delegate call can send the body again:
+/// Each ``MultipartBody/makeInputStream(compression:throttle:progress:)`` call makes a new, independent stream, so that
+/// a retry, a redirect or URLSession's `needNewBodyStream` delegate call can send the body again:
 ///
 /// ```swift
 /// func urlSession(_ session: URLSession, task: URLSessionTask,
@@ -115,7 +115,8 @@ extension MultipartBody {
     ///
     /// On Linux, URLSession sends a stream body with `Transfer-Encoding: chunked` and also sends any
     /// `Content-Length` you set, which servers reject: use `URLRequest.setMultipartBody(_:)`, which sets
-    /// `Content-Length` only where it is safe, or ``MultipartBody/write(to:permissions:compression:)`` and `uploadTask(with:fromFile:)`.
+    /// `Content-Length` only where it is safe, or ``MultipartBody/write(to:permissions:compression:)`` and
+    /// `uploadTask(with:fromFile:)`.
     ///
     /// - Parameters:
     ///   - compression: compresses the body as it is read (send `Content-Encoding` with it, and no length).

@@ -9,15 +9,19 @@ import Darwin
 extension MultipartError {
     /// The HTTP status a server should answer a request with when reading its body failed with this error.
     ///
-    /// | status | codes |
-    /// |---|---|
-    /// | 400 Bad Request | the body is malformed: ``Code/boundaryNotFound``, ``Code/truncated``, ``Code/missingCloseDelimiter``, ``Code/invalidDelimiter``, ``Code/invalidHeader``, ``Code/missingContentDisposition``, ``Code/missingName``, ``Code/duplicateHeader``, ``Code/invalidBoundary``, ``Code/invalidCompressedData``; reading it failed (``Code/streamFailed``: the connection dropped) |
-    /// | 408 Request Timeout | ``Code/timedOut`` |
-    /// | 413 Content Too Large | ``Code/limitExceeded`` |
-    /// | 415 Unsupported Media Type | ``Code/invalidContentType`` (not multipart), ``Code/unsupportedContentEncoding``, ``Code/unsupportedCharset`` |
-    /// | 503 Service Unavailable | ``Code/cancelled`` (the server's task was cancelled, as when it shuts down) |
-    /// | 507 Insufficient Storage | ``Code/insufficientStorage``; ``Code/writeFailed`` with `ENOSPC` or `EDQUOT` as its cause |
-    /// | 500 Internal Server Error | every other code: the server's own failures (a write that failed otherwise, ``Code/invalidLimit``, ``Code/invalidState``) and the builder's, which no request causes |
+    /// - 400 Bad Request: the body is malformed (``Code/boundaryNotFound``, ``Code/truncated``,
+    ///   ``Code/missingCloseDelimiter``, ``Code/invalidDelimiter``, ``Code/invalidHeader``,
+    ///   ``Code/missingContentDisposition``, ``Code/missingName``, ``Code/duplicateHeader``, ``Code/invalidBoundary``,
+    ///   ``Code/invalidCompressedData``), or reading it failed (``Code/streamFailed``: the connection dropped).
+    /// - 408 Request Timeout: ``Code/timedOut``.
+    /// - 413 Content Too Large: ``Code/limitExceeded``.
+    /// - 415 Unsupported Media Type: ``Code/invalidContentType`` (not multipart), ``Code/unsupportedContentEncoding``,
+    ///   ``Code/unsupportedCharset``.
+    /// - 503 Service Unavailable: ``Code/cancelled`` (the server's task was cancelled, as when it shuts down).
+    /// - 507 Insufficient Storage: ``Code/insufficientStorage``; ``Code/writeFailed`` with `ENOSPC` or `EDQUOT` as its
+    ///   cause.
+    /// - 500 Internal Server Error: every other code: the server's own failures (a write that failed otherwise,
+    ///   ``Code/invalidLimit``, ``Code/invalidState``) and the builder's, which no request causes.
     ///
     /// ```swift
     /// } catch let error as MultipartError {

@@ -7,7 +7,8 @@ extension ContentDisposition {
     ///
     /// Parameters are tokenized, not split: quoted strings keep `;` and `=`, names compare in any case, and a
     /// parameter given twice is an error (two readers could take different ones). `name` and `filename` are
-    /// decoded the way browsers encode them (`%22` → `"`, `%0D` → CR, `%0A` → LF, nothing else); `filename*` (RFC 5987: `UTF-8''%E2%9C%93.txt`, UTF-8 or ISO-8859-1) is decoded into ``filenameStar``.
+    /// decoded the way browsers encode them (`%22` → `"`, `%0D` → CR, `%0A` → LF, nothing else); `filename*` (RFC 5987:
+    /// `UTF-8''%E2%9C%93.txt`, UTF-8 or ISO-8859-1) is decoded into ``filenameStar``.
     ///
     /// Backslashes: browsers never escape them, so a backslash is first read as a literal character, and
     /// `name="a\"` is the name `a\`. Only when the value does not parse that way (`filename="my \"best\".jpg"`,

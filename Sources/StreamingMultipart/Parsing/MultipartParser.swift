@@ -33,8 +33,8 @@
 /// Errors are ``MultipartError``s with the byte offset in the body and, for parts, the part index. After an error
 /// every call throws it again.
 ///
-/// The parser is an explicit state machine (its internal `State`): each state carries its own data, and its transitions live
-/// in one file, `MultipartParser+<State>.swift`.
+/// The parser is an explicit state machine (its internal `State`): each state carries its own data, and its transitions
+/// live in one file, `MultipartParser+<State>.swift`.
 public struct MultipartParser: Sendable {
     /// The boundary the body is split on.
     public let boundary: MultipartBoundary

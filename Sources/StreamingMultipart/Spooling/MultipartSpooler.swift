@@ -59,8 +59,8 @@ public struct MultipartSpooler: Sendable {
     }
 
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
-    /// of the form (or of a ``SpooledFile``) goes away; prefer ``withSpooledForm(_:contentType:contentEncoding:isolation:_:)``,
-    /// which removes them at a point you can see.
+    /// of the form (or of a ``SpooledFile``) goes away; prefer
+    /// ``withSpooledForm(_:contentType:contentEncoding:isolation:_:)``, which removes them at a point you can see.
     ///
     /// - Parameters:
     ///   - body: the request body's chunks.

@@ -4,8 +4,9 @@ public import Foundation
 /// and what the client said of it.
 ///
 /// A spooled file on disk belongs to its form until it is moved out with ``move(to:)-(String)``: it is removed by
-/// ``SpooledForm/removeFiles()``, at the end of ``MultipartSpooler/withSpooledForm(_:contentType:contentEncoding:isolation:_:)``,
-/// or, at the latest, when the last copy of this value goes away.
+/// ``SpooledForm/removeFiles()``, at the end of
+/// ``MultipartSpooler/withSpooledForm(_:contentType:contentEncoding:isolation:_:)``, or, at the latest, when the last
+/// copy of this value goes away.
 ///
 /// ```swift
 /// if let photo = form.file(named: "photo") {
