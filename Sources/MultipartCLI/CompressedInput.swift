@@ -10,7 +10,7 @@ enum CompressedInput {
     static func hint(firstBytes: [UInt8]) -> String? {
         guard firstBytes.count >= 2 else { return nil }
         let (first, second) = (firstBytes[0], firstBytes[1])
-        let shown = firstBytes.prefix(2).map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
+        let shown = firstBytes.prefix(2).map { ParseCommand.PartReport.hex([$0]) }.joined(separator: " ")
         if first == 0x1F && second == 0x8B {
             return "the input starts with \(shown), gzip's magic number: pass --content-encoding gzip"
         }
@@ -20,11 +20,5 @@ enum CompressedInput {
                 + "pass --content-encoding deflate"
         }
         return nil
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

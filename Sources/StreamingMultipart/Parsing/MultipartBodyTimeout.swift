@@ -36,8 +36,7 @@ public struct MultipartBodyTimeout: Sendable, Hashable {
 
     /// The bytes each window must bring.
     var bytesPerWindow: Int64 {
-        let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
-        return Int64((Double(minimumBytesPerSecond) * seconds).rounded(.up))
+        Int64((Double(minimumBytesPerSecond) * window.seconds).rounded(.up))
     }
 
     /// Checks that the rate is at least 1 and the window and deadline above zero.

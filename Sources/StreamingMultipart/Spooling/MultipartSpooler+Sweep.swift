@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -35,7 +37,7 @@ extension MultipartSpooler {
         } catch {
             throw MultipartError(code: .writeFailed, message: "cannot list the spool folder \(directory)", cause: error)
         }
-        let cutoff = Self.secondsSinceEpoch() - Self.seconds(of: max(age, .zero))
+        let cutoff = Date().timeIntervalSince1970 - max(age, .zero).seconds
         var removed = 0
         for name in names where SpoolFolder.isSpoolFileName(name) {
             let path = folder + name
@@ -52,15 +54,5 @@ extension MultipartSpooler {
                 code: .writeFailed, message: "cannot remove the stale spooled file \(path)", cause: failure)
         }
         return removed
-    }
-
-    private static func secondsSinceEpoch() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    private static func seconds(of duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
