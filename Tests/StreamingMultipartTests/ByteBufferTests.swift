@@ -128,7 +128,7 @@ import Testing
 
         let spool = folder.url.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-        try await MultipartSpooler(directory: spool).withSpooledForm(
+        try await MultipartSpooler(directory: spool, limits: .untimed).withSpooledForm(
             buffers(of: bytes, size: size), contentType: body.contentType
         ) { form throws in
             #expect(form.value(of: "caption") == "Sunset")

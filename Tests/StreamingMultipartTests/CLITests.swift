@@ -273,7 +273,7 @@ struct CLIParseTests {
         let parts = folder.url.appendingPathComponent("parts").path
         _ = try multipart(["parse", "--boundary", "B", "--output-dir", parts], input: body)
         #expect(try FileManager.default.contentsOfDirectory(atPath: parts) == ["0-evil.sh"])
-        let form = try await MultipartSpooler(directory: folder.url).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
             chunkStream(body, size: 5), contentType: "multipart/form-data; boundary=B")
         defer { form.removeFiles() }
         #expect(form.files.map(\.filename) == ["../../evil.sh"])

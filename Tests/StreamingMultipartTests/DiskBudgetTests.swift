@@ -17,7 +17,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let budget = MultipartSpooler.DiskBudget(bytes: 250_000)
-        let spooler = MultipartSpooler(directory: folder.url, diskBudget: budget)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed, diskBudget: budget)
         let (body, contentType) = try Self.upload(fileBytes: 100_000)
         let first = try await spooler.spool(chunkStream(body, size: 4096), contentType: contentType)
         let second = try await spooler.spool(chunkStream(body, size: 4096), contentType: contentType)
@@ -47,7 +47,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let budget = MultipartSpooler.DiskBudget(bytes: 1_000_000)
-        let spooler = MultipartSpooler(directory: folder.url, diskBudget: budget)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed, diskBudget: budget)
         let (body, contentType) = try Self.upload(fileBytes: 300_000)
         // Eight uploads at once into room for three: each either spools whole or is refused with 507.
         let outcomes = await withTaskGroup(of: SpooledForm?.self) { group in

@@ -63,7 +63,7 @@ struct DroppedConnection: AsyncSequence {
         defer { folder.remove() }
         let body = try sampleBody()
         let bytes = try body.bytes()
-        let spooler = MultipartSpooler(directory: folder.url, digest: SHA256Digest.self)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed, digest: SHA256Digest.self)
         let form = try await spooler.spool(chunkStream(bytes, size: size), contentType: body.contentType)
 
         #expect(form.fields.map(\.name) == ["caption", "tag", "tag"])
@@ -108,7 +108,7 @@ struct DroppedConnection: AsyncSequence {
         defer { folder.remove() }
         let body = try sampleBody()
         let bytes = try body.bytes()
-        let spooler = MultipartSpooler(directory: folder.url)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
 
         let count = try await spooler.withSpooledForm(chunkStream(bytes, size: 1000), contentType: body.contentType) {
             (form: SpooledForm) throws -> Int in
@@ -137,7 +137,7 @@ struct DroppedConnection: AsyncSequence {
         }
         let body = try sampleBody()
         let destination = kept.url.appendingPathComponent("photo.jpg").path
-        try await MultipartSpooler(directory: folder.url).withSpooledForm(
+        try await MultipartSpooler(directory: folder.url, limits: .untimed).withSpooledForm(
             chunkStream(try body.bytes(), size: 4096), contentType: body.contentType
         ) { form in
             let photo = try #require(form.file(named: "photo"))
@@ -154,7 +154,7 @@ struct DroppedConnection: AsyncSequence {
         defer { folder.remove() }
         let body = try sampleBody()
         do {
-            let form = try await MultipartSpooler(directory: folder.url).spool(
+            let form = try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
                 chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
             #expect(form.files.count == 2)
             #expect(try folder.contents().count == 2)
@@ -165,17 +165,17 @@ struct DroppedConnection: AsyncSequence {
     // MARK: Limits
 
     static let limitCases: [(String, MultipartSpooler.Limits)] = {
-        var maxFiles = MultipartSpooler.Limits()
+        var maxFiles = MultipartSpooler.Limits.untimed
         maxFiles.maxFiles = 1
-        var maxDisk = MultipartSpooler.Limits()
+        var maxDisk = MultipartSpooler.Limits.untimed
         maxDisk.maxDiskBytes = 100_000
-        var maxTotalFields = MultipartSpooler.Limits()
+        var maxTotalFields = MultipartSpooler.Limits.untimed
         maxTotalFields.maxMemoryBytes = 20
-        var maxFile = MultipartSpooler.Limits()
+        var maxFile = MultipartSpooler.Limits.untimed
         maxFile.parser.maxFileBytes = 1000
-        var maxField = MultipartSpooler.Limits()
+        var maxField = MultipartSpooler.Limits.untimed
         maxField.parser.maxFieldBytes = 10
-        var maxParts = MultipartSpooler.Limits()
+        var maxParts = MultipartSpooler.Limits.untimed
         maxParts.parser.maxParts = 3
         return [
             ("maxFiles", maxFiles), ("maxDiskBytes", maxDisk), ("maxMemoryBytes", maxTotalFields),
@@ -201,7 +201,7 @@ struct DroppedConnection: AsyncSequence {
     }
 
     @Test func limitsBelowTheirLeastAreRefusedByName() async throws {
-        var limits = MultipartSpooler.Limits()
+        var limits = MultipartSpooler.Limits.untimed
         limits.memoryThreshold = -1
         let body = try sampleBody()
         await #expect(throws: MultipartError.self) {
@@ -226,7 +226,7 @@ struct DroppedConnection: AsyncSequence {
         let body = try sampleBody()
         let bytes = try body.bytes()
         let cut = Array(bytes.prefix(200_000))  // inside the photo
-        let spooler = MultipartSpooler(directory: folder.url)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         do {
             _ = try await spooler.spool(chunkStream(cut, size: 4096), contentType: body.contentType)
             Issue.record("a cut body spooled")
@@ -248,7 +248,7 @@ struct DroppedConnection: AsyncSequence {
         bytes.removeLast(4)  // "--\r\n" of the close delimiter, then a bad one
         bytes += Array("XX\r\n".utf8)
         await #expect(throws: MultipartError.self) {
-            _ = try await MultipartSpooler(directory: folder.url).spool(
+            _ = try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
                 chunkStream(bytes, size: 4096), contentType: body.contentType)
         }
         #expect(try folder.contents() == [])
@@ -261,7 +261,7 @@ struct DroppedConnection: AsyncSequence {
         let bytes = try body.bytes()
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         continuation.yield(Array(bytes.prefix(200_000)))  // the caption and most of the photo; the rest never comes
-        let spooler = MultipartSpooler(directory: folder.url)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         let task = Task { try await spooler.spool(stream, contentType: body.contentType) }
         while try folder.contents().isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         task.cancel()
@@ -272,7 +272,7 @@ struct DroppedConnection: AsyncSequence {
 
     @Test func aMissingSpoolFolderIsAWriteFailureWithTheErrno() async throws {
         let body = try sampleBody()
-        let spooler = MultipartSpooler(directory: "/nonexistent/spool")
+        let spooler = MultipartSpooler(directory: "/nonexistent/spool", limits: .untimed)
         do {
             _ = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
             Issue.record("no error")
@@ -293,7 +293,7 @@ struct DroppedConnection: AsyncSequence {
             try body.append(.data(Data(Self.photo), name: "f\(index)", filename: "f\(index).bin"))
         }
         do {
-            _ = try await MultipartSpooler(directory: disk.path).spool(
+            _ = try await MultipartSpooler(directory: disk.path, limits: .untimed).spool(
                 chunkStream(try body.bytes(), size: 65536), contentType: body.contentType)
             Issue.record("1.2 MB spooled onto a 1 MiB disk")
         } catch let error as MultipartError {
@@ -312,7 +312,7 @@ struct DroppedConnection: AsyncSequence {
             folder.remove()
         }
         let body = try sampleBody()
-        let form = try await MultipartSpooler(directory: folder.url).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
             chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
         let destination = disk.path + "/kept.jpg"
         try #require(form.file(named: "photo")).move(to: destination)
@@ -332,7 +332,7 @@ struct DroppedConnection: AsyncSequence {
         try body.append(.data(Data(repeating: 1, count: 1000), name: "small", filename: "small.bin"))
         try body.append(.data(Data(Self.photo), name: "large", filename: "large.bin"))
         try body.append(.data(Data(repeating: 2, count: 1024), name: "edge", filename: "edge.bin"))
-        var limits = MultipartSpooler.Limits()
+        var limits = MultipartSpooler.Limits.untimed
         limits.memoryThreshold = 1024
         let form = try await MultipartSpooler(directory: folder.url, limits: limits, digest: SHA256Digest.self).spool(
             chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
@@ -358,7 +358,7 @@ struct DroppedConnection: AsyncSequence {
             for (name, bytes, type) in parts {
                 try body.append(.data(Data(bytes), name: name, contentType: type))
             }
-            return try await MultipartSpooler(directory: folder.url).spool(
+            return try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
                 chunkStream(try body.bytes(), size: 3), contentType: body.contentType)
         }
         let cafe1252: [UInt8] = [0x63, 0x61, 0x66, 0xE9]
@@ -393,7 +393,7 @@ struct DroppedConnection: AsyncSequence {
             try body.append(.data(Data("abc".utf8), name: "q", contentType: partType))
             if let charsetField { try body.append(.text(charsetField, name: "_charset_")) }
             let error = await #expect(throws: MultipartError.self) {
-                try await MultipartSpooler(directory: folder.url).spool(
+                try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
                     chunkStream(try body.bytes(), size: 7), contentType: body.contentType)
             }
             #expect(error?.code == .unsupportedCharset)
@@ -408,7 +408,7 @@ struct DroppedConnection: AsyncSequence {
         let body = try sampleBody()
         var reader = body.makeReader(compression: .gzip)
         let gzipped = try reader.readAll()
-        let form = try await MultipartSpooler(directory: folder.url, digest: SHA256Digest.self).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed, digest: SHA256Digest.self).spool(
             chunkStream(gzipped, size: 1000), contentType: body.contentType, contentEncoding: "gzip")
         #expect(form.file(named: "photo")?.digest?.hex == sha256Hex(Self.photo))
         #expect(form.value(of: "caption") == "Sunset over the bay")
@@ -422,7 +422,7 @@ struct DroppedConnection: AsyncSequence {
                 + "filename*=utf-8''star%C3%A9.txt\r\n\r\nx\r\n"
                 + "--B\r\nContent-Disposition: form-data; name=\"g\"; filename*=utf-8''only%C3%A9.txt\r\n\r\ny\r\n--B--\r\n"
         )
-        let form = try await MultipartSpooler(directory: folder.url).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed).spool(
             chunkStream(body, size: 7), contentType: "multipart/form-data; boundary=B")
         #expect(form.files.map(\.filename) == ["staré.txt", "onlyé.txt"])
         #expect(form.files.map(\.safeFilename) == ["staré.txt", "onlyé.txt"])
@@ -522,7 +522,7 @@ struct FloodBody: AsyncSequence, Sendable {
     func manyTinyFields() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        var limits = MultipartSpooler.Limits()
+        var limits = MultipartSpooler.Limits.untimed
         limits.parser.maxParts = 10_000_000
         limits.maxMemoryBytes = 1 << 30
         let unit = Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n".utf8)

@@ -40,7 +40,7 @@ import Darwin
         try FileManager.default.createDirectory(atPath: subfolder, withIntermediateDirectories: false)
         for path in [stale, victim, link, subfolder] + othersOld { try age(path, secondsAgo: 7200) }
 
-        let spooler = MultipartSpooler(directory: folder.url)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         #expect(try spooler.removeStaleFiles(olderThan: .seconds(3600)) == 1)
         #expect(!FileManager.default.fileExists(atPath: stale))
         for path in [fresh, victim, link, subfolder] + othersOld {
@@ -59,7 +59,7 @@ import Darwin
         try body.append(.data(Data(repeating: 7, count: 1000), name: "f", filename: "a.bin"))
         try body.append(.data(Data(repeating: 8, count: 1000), name: "g", filename: "b.bin"))
         let bytes = try body.bytes()
-        let spooler = MultipartSpooler(directory: folder.url)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         let form = try await spooler.spool(chunkStream(bytes, size: 512), contentType: body.contentType)
         let paths = form.files.compactMap(\.path)
         #expect(paths.count == 2)
@@ -71,7 +71,7 @@ import Darwin
     }
 
     @Test func aMissingFolderIsAWriteFailureNamingIt() throws {
-        let spooler = MultipartSpooler(directory: "/nonexistent-\(UUID().uuidString)")
+        let spooler = MultipartSpooler(directory: "/nonexistent-\(UUID().uuidString)", limits: .untimed)
         let error = #expect(throws: MultipartError.self) { try spooler.removeStaleFiles(olderThan: .seconds(1)) }
         #expect(error?.code == .writeFailed)
         #expect(error?.message.contains(spooler.directory) == true)

@@ -198,3 +198,14 @@ enum Peers {
         return python
     }
 }
+
+extension MultipartSpooler.Limits {
+    /// The defaults without a body timeout, for every test that is not about timeouts: the timeout reads a wall
+    /// clock, so on a shared machine whose cores are busy a starved spool would be cut as a slow client
+    /// (`BodyTimeoutTests` and the example server's tests hold the timeout itself).
+    static var untimed: Self {
+        var limits = Self()
+        limits.bodyTimeout = nil
+        return limits
+    }
+}
