@@ -59,12 +59,13 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// `bytes` compressed whole with the library's compressor.
 func deflated(_ bytes: [UInt8], format: CompressionFormat) -> [UInt8] {
     var compressor = try! ZlibCompressor(format: format, level: 6)
-    var output = [UInt8](repeating: 0, count: bytes.count + 1024)
-    let step = try! bytes.withUnsafeBytes { input in
-        try output.withUnsafeMutableBytes { try compressor.compress(input, into: $0, finishing: true) }
+    let input = bytes[...]
+    var output: [UInt8] = []
+    let step = try! output.append(capacity: bytes.count + 1024) {
+        try compressor.compress(input.span, into: &$0, finishing: true)
     }
     precondition(step.isFinished && step.consumed == bytes.count, "compressing \(bytes.count) bytes did not finish")
-    return Array(output[..<step.produced])
+    return output
 }
 
 /// What one parse found: per part its index, name and filename lengths and body size; whether `.end` came; the
@@ -212,10 +213,6 @@ func checkBuilderRoundTrip(_ parts: [ReadPart], boundary: MultipartBoundary, rea
 /// A reader's whole output, in reads of `size` bytes.
 func readAll(_ reader: inout BodyReader, size: Int) throws -> [UInt8] {
     var result: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: max(1, min(size, 1 << 16)))
-    while true {
-        let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-        if count == 0 { return result }
-        result += buffer[..<count]
-    }
+    while try result.append(capacity: max(1, min(size, 1 << 16)), { try reader.read(into: &$0) }) > 0 {}
+    return result
 }

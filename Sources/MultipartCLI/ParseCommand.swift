@@ -202,7 +202,7 @@ struct ParseCommand: ParsableCommand {
                     if let outputDir { sink = try PartFile(folder: outputDir, head: head, replacing: force) }
                 case .bodyBytes(let bytes):
                     current?.size += bytes.count
-                    bytes.withUnsafeBytes { current?.digest.update(bufferPointer: $0) }
+                    current?.digest.update(data: bytes)
                     try sink?.append(bytes)
                 case .partEnd:
                     guard var whole = current else { break }
@@ -217,14 +217,8 @@ struct ParseCommand: ParsableCommand {
             }
         }
         while true {
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            guard count >= 0 else {
-                throw ParseFailure(
-                    code: "inputUnreadable", "reading the input failed: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            chunk.removeSubrange(count...)
+            let chunk = try [UInt8](capacity: 64 * 1024) { try readInput(input, into: &$0) }
+            if chunk.isEmpty { break }
             if firstBytes.count < 2 { firstBytes += chunk.prefix(2 - firstBytes.count) }
             try parser.append(chunk[...])
             try drain()
@@ -333,7 +327,7 @@ struct PartFile {
     /// Writes all of `bytes` (FileHandle retries interrupted and short writes).
     func append(_ bytes: ArraySlice<UInt8>) throws {
         do {
-            try bytes.withUnsafeBytes { try handle.write(contentsOf: $0) }
+            try handle.write(contentsOf: bytes)
         } catch {
             throw ParseFailure(code: "outputFailed", "writing \(path) failed: \(error.localizedDescription)")
         }

@@ -21,8 +21,8 @@ public struct SHA256Digest: SpoolDigest {
 
     public init() {}
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        hash.update(bufferPointer: bytes)
+    public mutating func update(_ bytes: Span<UInt8>) {
+        hash.update(bytes)
     }
 
     public mutating func finalize() -> [UInt8] {

@@ -79,10 +79,10 @@ extension MultipartBody {
                 -> ByteBuffer?
             {
                 var buffer = allocator.buffer(capacity: size)
-                let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { free in
-                    try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: free.prefix(size)))
+                try buffer.writeWithOutputRawSpan(minimumWritableBytes: size) {
+                    _ = try reader.read(into: &$0, atMost: size)
                 }
-                return count == 0 ? nil : buffer
+                return buffer.readableBytes == 0 ? nil : buffer
             }
         }
     }

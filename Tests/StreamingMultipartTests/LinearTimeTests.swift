@@ -119,19 +119,18 @@ import Testing
                 boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: flood.limits, mode: flood.mode),
             encoding: flood.gzipped ? .gzip : .identity)
         var compressor = try ZlibCompressor(format: .gzip, level: 1)
-        var compressed = [UInt8](repeating: 0, count: 1 << 20)
         var maxBuffered = 0
         var parts = 0
         func feed(_ bytes: [UInt8], finishing: Bool = false) throws {
             if !flood.gzipped { try parser.append(bytes[...]) }
             var input = bytes[...]
             while flood.gzipped {
-                let step = try input.withUnsafeBytes { chunk in
-                    try compressed.withUnsafeMutableBytes {
-                        try compressor.compress(chunk, into: $0, finishing: finishing)
-                    }
+                let chunk = input
+                var compressed: [UInt8] = []
+                let step = try compressed.append(capacity: 1 << 20) {
+                    try compressor.compress(chunk.span, into: &$0, finishing: finishing)
                 }
-                try parser.append(compressed[..<step.produced])
+                try parser.append(compressed[...])
                 input = input.dropFirst(step.consumed)
                 if finishing ? step.isFinished : input.isEmpty { break }
             }

@@ -10,16 +10,17 @@ import Testing
         _ bytes: [UInt8], format: CompressionFormat, level: Int = 6, inputChunk: Int = 1 << 20, outputChunk: Int = 65536
     ) throws -> [UInt8] {
         var compressor = try ZlibCompressor(format: format, level: level)
-        var output = [UInt8](repeating: 0, count: outputChunk)
         var compressed: [UInt8] = []
         var offset = 0
         while true {
             let end = min(offset + inputChunk, bytes.count)
             let finishing = end == bytes.count
-            let step = try bytes[offset..<end].withUnsafeBytes { input in
-                try output.withUnsafeMutableBytes { try compressor.compress(input, into: $0, finishing: finishing) }
+            let input = bytes[offset..<end]
+            let before = compressed.count
+            let step = try compressed.append(capacity: outputChunk) {
+                try compressor.compress(input.span, into: &$0, finishing: finishing)
             }
-            compressed += output[..<step.produced]
+            #expect(compressed.count - before == step.produced)
             offset += step.consumed
             if step.isFinished { return compressed }
         }
@@ -30,7 +31,6 @@ import Testing
         _ bytes: [UInt8], format: CompressionFormat, inputChunk: Int = 1 << 20, outputChunk: Int = 65536
     ) throws -> [UInt8] {
         var decompressor = ZlibDecompressor(format: format)
-        var output = [UInt8](repeating: 0, count: outputChunk)
         var result: [UInt8] = []
         var offset = 0
         repeat {
@@ -38,10 +38,12 @@ import Testing
             var input = bytes[offset..<end]
             offset = end
             repeat {
-                let step = try input.withUnsafeBytes { chunk in
-                    try output.withUnsafeMutableBytes { try decompressor.decompress(chunk, into: $0) }
+                let chunk = input
+                let before = result.count
+                let step = try result.append(capacity: outputChunk) {
+                    try decompressor.decompress(chunk.span, into: &$0)
                 }
-                result += output[..<step.produced]
+                #expect(result.count - before == step.produced)
                 input = input.dropFirst(step.consumed)
             } while !input.isEmpty || decompressor.hasPendingOutput
         } while offset < bytes.count

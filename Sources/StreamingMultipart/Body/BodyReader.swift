@@ -4,11 +4,10 @@ import Foundation
 ///
 /// ```swift
 /// var reader = body.makeReader()
-/// var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 /// while true {
-///     let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-///     if count == 0 { break }
-///     send(buffer[..<count])
+///     let chunk = try [UInt8](capacity: 64 * 1024) { _ = try reader.read(into: &$0) }
+///     if chunk.isEmpty { break }
+///     send(chunk)
 /// }
 /// ```
 ///
@@ -107,15 +106,30 @@ public struct BodyReader: ~Copyable {
 
     /// Fills `buffer` with the body's next bytes and returns how many; 0 means the body is complete.
     ///
-    /// A read fills the whole buffer unless the body ends first.
+    /// A read fills the whole buffer unless the body ends first. The raw-buffer form of ``read(into:)-(OutputRawSpan)``,
+    /// for callers that hold a raw buffer already, as `InputStream.read(_:maxLength:)` does.
     ///
     /// - Throws: ``MultipartError`` with the part index and body offset: a file that vanished, changed size or
     ///   failed to read; a stream that failed or yielded the wrong number of bytes; a reader already closed;
     ///   ``MultipartError/Code/compressionFailed`` when zlib cannot start.
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let filled: Int
+        try OutputRawSpan.filling(buffer) { _ = try read(into: &$0) }
+    }
+
+    /// Appends the body's next bytes to `output` until it is full or the body ends; returns how many, 0 when the
+    /// body is complete.
+    ///
+    /// ```swift
+    /// var chunk = ByteBuffer()
+    /// try chunk.writeWithOutputRawSpan(minimumWritableBytes: 64 * 1024) { _ = try reader.read(into: &$0) }
+    /// ```
+    ///
+    /// - Throws: what the raw-buffer `read(into:)` throws.
+    @discardableResult
+    public mutating func read(into output: inout OutputRawSpan) throws -> Int {
+        let start = output.byteCount
         switch compressing {
-        case .off: filled = try readPlain(into: buffer)
+        case .off: _ = try readPlain(into: &output)
         case .starting(let compression):
             if case .failed(let error) = state { throw error }
             let stage: CompressionStage
@@ -125,32 +139,48 @@ public struct BodyReader: ~Copyable {
                 throw fail(error, at: 0)
             }
             compressing = .running(stage)
-            filled = try readCompressed(into: buffer, through: stage)
-        case .running(let stage): filled = try readCompressed(into: buffer, through: stage)
+            try readCompressed(into: &output, through: stage)
+        case .running(let stage): try readCompressed(into: &output, through: stage)
         }
+        let filled = output.byteCount - start
         bytesRead += Int64(filled)
         return filled
     }
 
-    /// Fills `buffer` with compressed bytes: the body is read in blocks into the stage, and zlib writes straight
-    /// into `buffer`. A zlib error fails the reader and closes its file or stream, as a read error does.
-    private mutating func readCompressed(
-        into buffer: UnsafeMutableRawBufferPointer, through stage: CompressionStage
-    ) throws -> Int {
+    /// ``read(into:)-(OutputRawSpan)`` that appends at most `limit` bytes, for a sequence whose chunks have a size
+    /// and whose buffers may have more room (NIO's allocator rounds capacities up).
+    package mutating func read(into output: inout OutputRawSpan, atMost limit: Int) throws -> Int {
+        guard limit < output.freeCapacity else { return try read(into: &output) }
+        return try output.withPrefix(limit) { try read(into: &$0) }
+    }
+
+    /// Appends the body's next bytes to `output` until it is full or the body ends; returns how many, 0 when the
+    /// body is complete.
+    ///
+    /// ```swift
+    /// let chunk = try [UInt8](capacity: 64 * 1024) { _ = try reader.read(into: &$0) }
+    /// ```
+    ///
+    /// - Throws: what the raw-buffer `read(into:)` throws.
+    @discardableResult
+    public mutating func read(into output: inout OutputSpan<UInt8>) throws -> Int {
+        try output.withRawOutput { try read(into: &$0) }
+    }
+
+    /// Appends compressed bytes to `output`: the body is read in blocks into the stage, and zlib writes straight
+    /// into `output`. A zlib error fails the reader and closes its file or stream, as a read error does.
+    private mutating func readCompressed(into output: inout OutputRawSpan, through stage: CompressionStage) throws {
         if case .failed(let error) = state { throw error }
-        var filled = 0
-        while filled < buffer.count, !stage.isFinished {
+        while !output.isFull, !stage.isFinished {
             if stage.isDrained && !stage.inputEnded {
-                let count = try readPlain(into: stage.block)
-                stage.refill(count)
+                try stage.refill { try readPlain(into: &$0) }
             }
             do {
-                filled += try stage.compress(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                try stage.compress(into: &output)
             } catch {
                 throw fail(error, at: plainBytesRead)
             }
         }
-        return filled
     }
 
     /// Ends the reader on `error`: its file or stream is closed, and every later read throws the returned error.
@@ -161,19 +191,19 @@ public struct BodyReader: ~Copyable {
         return failure
     }
 
-    /// Fills `buffer` with the body's own bytes; 0 only at the end.
-    private mutating func readPlain(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var filled = 0
-        while filled < buffer.count {
+    /// Appends the body's own bytes to `output` until it is full; returns how many, 0 only at the end.
+    private mutating func readPlain(into output: inout OutputRawSpan) throws -> Int {
+        let start = output.byteCount
+        while !output.isFull {
             let count: Int
             do {
-                count = try step(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                count = try step(into: &output)
             } catch {
-                throw fail(error, at: plainBytesRead + Int64(filled))
+                throw fail(error, at: plainBytesRead + Int64(output.byteCount - start))
             }
             if count == 0, case .finished = state { break }
-            filled += count
         }
+        let filled = output.byteCount - start
         plainBytesRead += Int64(filled)
         return filled
     }
@@ -196,12 +226,12 @@ public struct BodyReader: ~Copyable {
         if case .content(_, let source, _) = state { source.close() }
     }
 
-    /// Produces bytes from the current state into `target` and moves to the next state when it is done.
+    /// Appends bytes from the current state to `output` and moves to the next state when it is done.
     /// Returns 0 only on a transition or at the end.
-    private mutating func step(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+    private mutating func step(into output: inout OutputRawSpan) throws -> Int {
         switch state {
         case .head(let index, let bytes, let sent):
-            let count = copy(bytes, from: sent, into: target)
+            let count = Self.copy(bytes, from: sent, into: &output)
             if sent + count < bytes.count {
                 state = .head(index: index, bytes: bytes, sent: sent + count)
             } else {
@@ -216,7 +246,7 @@ public struct BodyReader: ~Copyable {
 
         case .content(let index, var source, nil) where source.isMemory:
             // Straight into the caller's buffer at any size: the bytes are already in memory.
-            let count = try source.read(into: target)
+            let count = try source.read(into: &output)
             if case .memory(let data, let sent) = source, sent < data.count {
                 state = .content(index: index, source, nil)
             } else {
@@ -225,16 +255,19 @@ public struct BodyReader: ~Copyable {
             return count
 
         case .content(let index, var source, var watch):
-            if !staging.isEmpty { return staging.drain(into: target) }
+            if !staging.isEmpty { return staging.drain(into: &output) }
             let count: Int
             let (part, boundary) = (parts[index], boundary)
-            if target.count >= Self.directReadMinimum {
-                count = try source.read(into: target)
-                try Self.check(target[..<count], with: &watch, part: part, index: index, boundary: boundary)
+            let direct = output.freeCapacity >= Self.directReadMinimum
+            if direct {
+                let before = output.byteCount
+                count = try source.read(into: &output)
+                try Self.check(
+                    output.bytes.extracting(before...), with: &watch, part: part, index: index, boundary: boundary)
             } else {
                 count = try staging.refill { block in
-                    let count = try source.read(into: block)
-                    try Self.check(block[..<count], with: &watch, part: part, index: index, boundary: boundary)
+                    let count = try source.read(into: &block)
+                    try Self.check(block.bytes, with: &watch, part: part, index: index, boundary: boundary)
                     return count
                 }
             }
@@ -244,10 +277,10 @@ public struct BodyReader: ~Copyable {
                 return 0
             }
             state = .content(index: index, source, watch)
-            return target.count >= Self.directReadMinimum ? count : staging.drain(into: target)
+            return direct ? count : staging.drain(into: &output)
 
         case .close(let bytes, let sent):
-            let count = copy(bytes, from: sent, into: target)
+            let count = Self.copy(bytes, from: sent, into: &output)
             state = sent + count < bytes.count ? .close(bytes: bytes, sent: sent + count) : .finished
             return count
 
@@ -261,10 +294,10 @@ public struct BodyReader: ~Copyable {
 
     /// Fails the read when the next `bytes` of `part` (at `index`) hold the boundary (see ``BoundaryWatch``).
     private static func check(
-        _ bytes: Slice<UnsafeMutableRawBufferPointer>, with watch: inout BoundaryWatch?, part: MultipartPart,
-        index: Int, boundary: MultipartBoundary
+        _ bytes: RawSpan, with watch: inout BoundaryWatch?, part: MultipartPart, index: Int,
+        boundary: MultipartBoundary
     ) throws {
-        guard watch != nil, let offset = watch!.check(UnsafeRawBufferPointer(rebasing: bytes)) else { return }
+        guard watch != nil, let offset = watch!.check(bytes) else { return }
         let name = part.headers[.contentDisposition].flatMap { try? ContentDisposition(parsing: $0) }?.name
         throw MultipartError(
             code: .boundaryInContent,
@@ -283,38 +316,35 @@ public struct BodyReader: ~Copyable {
         }
     }
 
-    private func copy(_ bytes: [UInt8], from start: Int, into target: UnsafeMutableRawBufferPointer) -> Int {
-        let count = min(bytes.count - start, target.count)
-        bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+    /// Appends `bytes[start...]` to `output`, as many as fit; returns how many.
+    private static func copy(_ bytes: [UInt8], from start: Int, into output: inout OutputRawSpan) -> Int {
+        let count = min(bytes.count - start, output.freeCapacity)
+        let sending = bytes[start..<(start + count)]
+        output.append(copying: sending.span)
         return count
     }
 }
 
 extension BodyReader {
-    /// One reusable block for reads into small caller buffers.
+    /// One reusable block for reads into small caller buffers: `bytes[start...]` are still to be drained.
     struct Staging {
         private var bytes: [UInt8] = []
         private var start = 0
-        private var end = 0
 
-        var isEmpty: Bool { start == end }
+        var isEmpty: Bool { start == bytes.count }
 
-        /// Copies buffered bytes into `target`; returns how many.
-        mutating func drain(into target: UnsafeMutableRawBufferPointer) -> Int {
-            let count = min(end - start, target.count)
-            bytes.withUnsafeBytes {
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)]))
-            }
+        /// Appends buffered bytes to `output`, as many as fit; returns how many.
+        mutating func drain(into output: inout OutputRawSpan) -> Int {
+            let count = BodyReader.copy(bytes, from: start, into: &output)
             start += count
             return count
         }
 
-        /// Replaces the (empty) buffer with one block from `read`; returns its byte count.
-        mutating func refill(_ read: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> Int {
-            if bytes.isEmpty { bytes = [UInt8](repeating: 0, count: BodyReader.blockSize) }
+        /// Replaces the (drained) bytes with one block from `read`; returns its byte count.
+        mutating func refill(_ read: (inout OutputRawSpan) throws -> Int) rethrows -> Int {
+            bytes.removeAll(keepingCapacity: true)
             start = 0
-            end = try bytes.withUnsafeMutableBytes { try read($0) }
-            return end
+            return try bytes.append(capacity: BodyReader.blockSize, read)
         }
     }
 }

@@ -19,22 +19,23 @@ struct BoundaryWatch {
     }
 
     /// Checks the part's next bytes; returns the part offset at which `--boundary` begins, or nil.
-    mutating func check(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+    mutating func check(_ bytes: RawSpan) -> Int64? {
         let keep = scanner.dashBoundary.count - 1
         if !tail.isEmpty {
             // The junction: the kept bytes and the first bytes of this read.
             let junctionStart = tail.count
-            tail.append(contentsOf: bytes.prefix(keep))
-            let found = tail.withUnsafeBytes { scanner.firstMatch(in: $0, from: 0) }
+            tail.append(copying: bytes.extracting(first: keep))
+            let found = tail.withSpan { scanner.firstMatch(in: $0, from: 0) }
             if let found, found < junctionStart { return checked - Int64(junctionStart - found) }
             tail.removeLast(tail.count - junctionStart)
         }
         if let found = scanner.firstMatch(in: bytes, from: 0) { return checked + Int64(found) }
-        checked += Int64(bytes.count)
-        if bytes.count >= keep {
-            tail.replaceSubrange(tail.startIndex..., with: bytes.suffix(keep))
+        checked += Int64(bytes.byteCount)
+        if bytes.byteCount >= keep {
+            tail.removeAll(keepingCapacity: true)
+            tail.append(copying: bytes.extracting(last: keep))
         } else {
-            tail.append(contentsOf: bytes)
+            tail.append(copying: bytes)
             if tail.count > keep { tail.removeFirst(tail.count - keep) }
         }
         return nil

@@ -20,22 +20,21 @@ enum ContentSource {
         }
     }
 
-    /// Reads up to `target.count` bytes; 0 at the end, after checking that the length was as declared.
-    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+    /// Appends up to `output.freeCapacity` bytes to `output` and returns how many; 0 at the end, after checking
+    /// that the length was as declared.
+    mutating func read(into output: inout OutputRawSpan) throws -> Int {
         switch self {
         case .memory(let data, let sent):
-            let count = min(data.count - sent, target.count)
-            data.withUnsafeBytes {
-                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[sent..<(sent + count)]))
-            }
+            let count = min(data.count - sent, output.freeCapacity)
+            data.withSpan { output.append(copying: $0.extracting(sent..<(sent + count))) }
             self = .memory(data, sent: sent + count)
             return count
         case .file(var source):
             defer { self = .file(source) }
-            return try source.read(into: target)
+            return try source.read(into: &output)
         case .stream(var source):
             defer { self = .stream(source) }
-            return try source.read(into: target)
+            return try source.read(into: &output)
         }
     }
 
@@ -89,15 +88,15 @@ struct FileSource {
         file.adviseSequential()
     }
 
-    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+    mutating func read(into output: inout OutputRawSpan) throws -> Int {
         guard remaining > 0 else {
             try checkSize()
             return 0
         }
-        let wanted = Int(min(Int64(target.count), remaining))
+        let wanted = Int(min(Int64(output.freeCapacity), remaining))
         let count: Int
         do {
-            count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]))
+            count = try file.read(into: &output, atMost: wanted)
         } catch {
             throw MultipartError(code: .fileUnreadable, message: "reading \(path) failed", cause: error)
         }
@@ -147,8 +146,8 @@ struct StreamSource {
         }
     }
 
-    mutating func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let base = target.baseAddress?.assumingMemoryBound(to: UInt8.self), target.count > 0 else { return 0 }
+    mutating func read(into output: inout OutputRawSpan) throws -> Int {
+        guard !output.isFull else { return 0 }
         if let length, produced == length {
             // Declared length reached: the stream must be at its end too.
             var probe: UInt8 = 0
@@ -161,8 +160,8 @@ struct StreamSource {
             }
             return 0
         }
-        let wanted = length.map { Int(min(Int64(target.count), $0 - produced)) } ?? target.count
-        let count = stream.read(base, maxLength: wanted)
+        let wanted = length.map { Int(min(Int64(output.freeCapacity), $0 - produced)) } ?? output.freeCapacity
+        let count = stream.read(into: &output, atMost: wanted)
         try check(count)
         if count == 0, let length {
             throw MultipartError(

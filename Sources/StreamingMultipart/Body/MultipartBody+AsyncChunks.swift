@@ -56,11 +56,8 @@ extension MultipartBody {
             }
 
             private static func chunk(size: Int, reader: inout BodyReader) throws -> [UInt8]? {
-                var chunk = [UInt8](repeating: 0, count: size)
-                let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
-                guard count > 0 else { return nil }
-                chunk.removeSubrange(count...)
-                return chunk
+                let chunk = try [UInt8](capacity: size) { _ = try reader.read(into: &$0) }
+                return chunk.isEmpty ? nil : chunk
             }
         }
     }

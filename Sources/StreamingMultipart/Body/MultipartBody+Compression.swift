@@ -36,36 +36,33 @@ extension MultipartBody {
 /// it as an optional and reach the noncopyable compressor inside without moving it.
 final class CompressionStage {
     private var compressor: ZlibCompressor
-    /// The body's bytes read but not yet compressed: `block[start..<end]`.
-    let block: UnsafeMutableRawBufferPointer
+    /// The body's bytes read but not yet compressed: `block[start...]`.
+    private var block: [UInt8] = []
     private var start = 0
-    private var end = 0
     private(set) var inputEnded = false
     private(set) var isFinished = false
 
     init(_ compression: MultipartBody.Compression) throws {
         compressor = try ZlibCompressor(format: compression.format, level: compression.level)
-        block = .allocate(byteCount: BodyReader.blockSize, alignment: 16)
+        block.reserveCapacity(BodyReader.blockSize)
     }
-
-    deinit { block.deallocate() }
 
     /// Whether every byte read so far has gone to zlib.
-    var isDrained: Bool { start == end }
+    var isDrained: Bool { start == block.count }
 
-    /// Records that the body's next `count` bytes are in `block`; 0 is the end of the body.
-    func refill(_ count: Int) {
+    /// Replaces the (drained) block with the body's next bytes, which `read` appends (up to a block); reading none
+    /// is the end of the body.
+    func refill(_ read: (inout OutputRawSpan) throws -> Int) rethrows {
+        block.removeAll(keepingCapacity: true)
         start = 0
-        end = count
-        if count == 0 { inputEnded = true }
+        if try block.append(capacity: BodyReader.blockSize, read) == 0 { inputEnded = true }
     }
 
-    /// Compresses what the block holds into `output`; returns the bytes written.
-    func compress(into output: UnsafeMutableRawBufferPointer) throws -> Int {
-        let input = UnsafeRawBufferPointer(rebasing: block[start..<end])
-        let step = try compressor.compress(input, into: output, finishing: inputEnded)
+    /// Compresses what the block holds into `output`, appending to it.
+    func compress(into output: inout OutputRawSpan) throws {
+        let pending = block[start...]  // a local: a span over a class's stored array must not outlive the access
+        let step = try compressor.compress(pending.span, into: &output, finishing: inputEnded)
         start += step.consumed
         if step.isFinished { isFinished = true }
-        return step.produced
     }
 }

@@ -50,13 +50,14 @@ extension MultipartBody {
     /// Writes the whole body to an open file in blocks of `blockSize`.
     func write(to file: OpenFile, blockSize: Int, compression: Compression? = nil) throws -> Int64 {
         var reader = makeReader(compression: compression)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 4096)
-        defer { buffer.deallocate() }
+        var block: [UInt8] = []
+        block.reserveCapacity(blockSize)
         while true {
-            let count = try reader.read(into: buffer)
+            block.removeAll(keepingCapacity: true)
+            let count = try block.append(capacity: blockSize) { try reader.read(into: &$0) }
             if count == 0 { return reader.bytesRead }
             do {
-                try file.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                try block.withSpan { try file.write($0) }
             } catch {
                 throw MultipartError(
                     code: .writeFailed,

@@ -94,9 +94,7 @@ extension MultipartPart {
     func contains(_ boundary: MultipartBoundary) -> Bool {
         guard case .bytes(let data) = content.storage else { return false }
         let needle = boundary.dashBoundary
-        return data.withUnsafeBytes { haystack in
-            needle.withUnsafeBytes { ByteSearch.firstRange(of: $0, in: haystack) != nil }
-        }
+        return data.withSpan { haystack in needle.withSpan { ByteSearch.firstRange(of: $0, in: haystack) != nil } }
     }
 }
 

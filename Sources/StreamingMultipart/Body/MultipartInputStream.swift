@@ -72,7 +72,7 @@ public final class MultipartInputStream: InputStream {
         let wanted = min(length, throttle?.packetSize ?? length)
         let count: Int
         do {
-            count = try reader.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: wanted))
+            count = try OutputRawSpan.filling(buffer, count: wanted) { _ = try reader.read(into: &$0) }
         } catch {
             self.error = error
             status = .error

@@ -7,13 +7,14 @@ import CZlib
 ///
 /// ```swift
 /// var compressor = try ZlibCompressor(format: .gzip, level: 6)
-/// var output = [UInt8](repeating: 0, count: 64 * 1024)
 /// var compressed: [UInt8] = []
-/// var input = UnsafeRawBufferPointer(bytes)      // the whole input here; any chunking works
+/// var consumed = 0                               // the whole input here; any chunking works
 /// while true {
-///     let step = try output.withUnsafeMutableBytes { try compressor.compress(input, into: $0, finishing: true) }
-///     compressed += output[..<step.produced]
-///     input = UnsafeRawBufferPointer(rebasing: input[step.consumed...])
+///     let rest = bytes[consumed...]
+///     let step = try compressed.append(capacity: 64 * 1024) {
+///         try compressor.compress(rest.span, into: &$0, finishing: true)
+///     }
+///     consumed += step.consumed
 ///     if step.isFinished { break }
 /// }
 /// ```
@@ -49,17 +50,17 @@ struct ZlibCompressor: ~Copyable {
 
     deinit { stream.free() }
 
-    /// Compresses from `input` into `output` as far as both allow.
+    /// Compresses from `input` into the free capacity of `output` as far as both allow, appending to `output`.
     ///
     /// Call again with the input it did not consume, and with fresh output room, until it has consumed everything;
     /// then call with `finishing: true` (and the rest of the input, if any) until ``Step/isFinished``.
     ///
     /// - Throws: ``MultipartError/Code/compressionFailed`` if zlib reports an error (it does not for valid use).
-    mutating func compress(
-        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool = false
-    ) throws -> Step {
+    mutating func compress(_ input: Span<UInt8>, into output: inout OutputRawSpan, finishing: Bool = false) throws
+        -> Step
+    {
         let flush = finishing ? Z_FINISH : Z_NO_FLUSH
-        let (status, consumed, produced) = stream.run(input, output) { deflate($0, flush) }
+        let (status, consumed, produced) = stream.run(input, into: &output) { deflate($0, flush) }
         totalIn += Int64(consumed)
         totalOut += Int64(produced)
         switch status {
@@ -70,9 +71,7 @@ struct ZlibCompressor: ~Copyable {
         default:
             throw MultipartError(
                 code: .compressionFailed,
-                message:
-                    "deflate failed after \(totalIn) input bytes (\(ZlibStream.describe(status, stream.pointer.pointee.msg)))"
-            )
+                message: "deflate failed after \(totalIn) input bytes (\(stream.describe(status)))")
         }
     }
 }

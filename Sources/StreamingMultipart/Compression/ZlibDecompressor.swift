@@ -11,12 +11,13 @@ import CZlib
 ///
 /// ```swift
 /// var decompressor = ZlibDecompressor(format: .gzip)
-/// var output = [UInt8](repeating: 0, count: 64 * 1024)
-/// var input = UnsafeRawBufferPointer(chunk)
-/// while !input.isEmpty || decompressor.hasPendingOutput {
-///     let step = try output.withUnsafeMutableBytes { try decompressor.decompress(input, into: $0) }
-///     use(output[..<step.produced])
-///     input = UnsafeRawBufferPointer(rebasing: input[step.consumed...])
+/// var consumed = 0
+/// while consumed < chunk.count || decompressor.hasPendingOutput {
+///     var output: [UInt8] = []
+///     let rest = chunk[consumed...]
+///     let step = try output.append(capacity: 64 * 1024) { try decompressor.decompress(rest.span, into: &$0) }
+///     use(output)
+///     consumed += step.consumed
 /// }
 /// try decompressor.finish()  // at the end of the input
 /// ```
@@ -52,39 +53,36 @@ struct ZlibDecompressor: ~Copyable {
     /// Starts over, reading `format`, before any input was given (`deflate` decides zlib or raw from its first
     /// bytes).
     mutating func reset(format: CompressionFormat) {
-        if let stream { inflateReset2(stream.pointer, format.windowBits) }
+        stream?.reset(format: format)
         self.format = format
     }
 
-    /// Decompresses from `input` into `output` as far as both allow.
+    /// Decompresses from `input` into the free capacity of `output` as far as both allow, appending to `output`.
     ///
     /// - Throws: ``MultipartError/Code/invalidCompressedData`` for input that is not valid data of the format, or
     ///   that follows the end of a zlib or raw deflate stream; ``MultipartError/Code/compressionFailed`` when zlib
     ///   cannot start.
-    mutating func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws
-        -> Step
-    {
+    mutating func decompress(_ input: Span<UInt8>, into output: inout OutputRawSpan) throws -> Step {
         if stream == nil { stream = try ZlibStream(.decompress, format: format) }
         let stream = stream!
         var consumed = 0
         var produced = 0
         while true {
-            let remaining = UnsafeRawBufferPointer(rebasing: input[consumed...])
-            let room = UnsafeMutableRawBufferPointer(rebasing: output[produced...])
+            let remaining = input.extracting(consumed...)
             if isAtEnd {
                 guard !remaining.isEmpty else { break }
                 // After the end: another gzip member may follow; nothing may follow the other formats.
                 guard format == .gzip, remaining[0] == 0x1F else { throw trailingData() }
-                inflateReset(stream.pointer)
+                stream.reset()
                 isAtEnd = false
             }
-            if remaining.isEmpty && !hasPendingOutput || room.isEmpty { break }
-            let (status, took, gave) = stream.run(remaining, room) { inflate($0, Z_NO_FLUSH) }
+            if remaining.isEmpty && !hasPendingOutput || output.isFull { break }
+            let (status, took, gave) = stream.run(remaining, into: &output) { inflate($0, Z_NO_FLUSH) }
             consumed += took
             produced += gave
             totalIn += Int64(took)
             totalOut += Int64(gave)
-            hasPendingOutput = gave == room.count
+            hasPendingOutput = output.isFull
             switch status {
             case Z_STREAM_END:
                 isAtEnd = true
@@ -97,9 +95,7 @@ struct ZlibDecompressor: ~Copyable {
             default:
                 throw MultipartError(
                     code: .invalidCompressedData,
-                    message:
-                        "the \(format) data is invalid (\(ZlibStream.describe(status, stream.pointer.pointee.msg)))",
-                    offset: totalIn)
+                    message: "the \(format) data is invalid (\(stream.describe(status)))", offset: totalIn)
             }
         }
         return Step(consumed: consumed, produced: produced)

@@ -33,12 +33,14 @@ struct BoundaryScanner: Sendable {
     /// delimiter has there (not `-`, a blank, CR or LF) after a bare CR or LF, and after a CRLF too when
     /// `longerLinesAreData`. Hostile input can hold such lines densely, and returning each one to the parser
     /// cost six times the scan.
-    func firstLineMatch(in buffer: UnsafeRawBufferPointer, from start: Int, longerLinesAreData: Bool) -> Int? {
-        search(buffer, from: start, afterLineBreak: true) { match in
-            let next = match &+ 1 &+ dashBoundary.count
-            guard next < buffer.count, Self.isOrdinary(buffer[next]) else { return true }
-            let afterCRLF = buffer[match] == 0x0A && match > 0 && buffer[match &- 1] == 0x0D
-            return afterCRLF && !longerLinesAreData
+    func firstLineMatch(in bytes: Span<UInt8>, from start: Int, longerLinesAreData: Bool) -> Int? {
+        bytes.withUnsafeBytes { buffer in
+            search(buffer, from: start, afterLineBreak: true) { match in
+                let next = match &+ 1 &+ dashBoundary.count
+                guard next < buffer.count, Self.isOrdinary(buffer[next]) else { return true }
+                let afterCRLF = buffer[match] == 0x0A && match > 0 && buffer[match &- 1] == 0x0D
+                return afterCRLF && !longerLinesAreData
+            }
         }
     }
 
@@ -50,8 +52,13 @@ struct BoundaryScanner: Sendable {
     }
 
     /// The offset of the first `--boundary` at or after `start`, or nil.
-    func firstMatch(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        search(buffer, from: start, afterLineBreak: false) { _ in true }
+    func firstMatch(in bytes: RawSpan, from start: Int) -> Int? {
+        bytes.withUnsafeBytes { search($0, from: start, afterLineBreak: false) { _ in true } }
+    }
+
+    /// ``firstMatch(in:from:)-(RawSpan,_)`` over typed bytes.
+    func firstMatch(in bytes: Span<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBytes { search($0, from: start, afterLineBreak: false) { _ in true } }
     }
 
     /// The shared loop: with `afterLineBreak`, a match is a CR or LF followed by `--boundary`, and the offset is
@@ -120,7 +127,11 @@ struct BoundaryScanner: Sendable {
     ///
     /// `--boundary` holds no CR or LF, so only the last CR or LF in the final `dashBoundary.count` bytes can begin
     /// such a suffix.
-    func partialLineMatchStart(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    func partialLineMatchStart(in bytes: Span<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBytes { partialLineMatchStart(in: $0, from: start) }
+    }
+
+    private func partialLineMatchStart(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
         let windowStart = max(start, buffer.count - dashBoundary.count)
         var position = buffer.count - 1
         while position >= windowStart {

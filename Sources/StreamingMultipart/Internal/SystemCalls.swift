@@ -112,6 +112,17 @@ final class OpenFile {
         }
     }
 
+    /// Appends up to `limit` bytes of the file to `output` (at most its free capacity); returns how many, 0 at the
+    /// end of the file.
+    func read(into output: inout OutputRawSpan, atMost limit: Int = .max) throws -> Int {
+        try output.appendWritten(atMost: limit) { try read(into: $0) }
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: Span<UInt8>) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
     /// Writes all of `buffer`.
     func write(_ buffer: UnsafeRawBufferPointer) throws {
         var offset = 0

@@ -29,8 +29,7 @@ extension ContentDisposition {
     ///   `filename*` with a bad `%` escape or an unknown charset; ``MultipartError/Code/limitExceeded`` for more
     ///   than `maxParameters` parameters.
     public init(parsing value: String, maxParameters: Int = defaultMaxParameters) throws {
-        var value = value
-        self = try value.withUTF8 { bytes in
+        self = try value.withUTF8Span { bytes in
             var others: [OtherParameter] = []
             let layout = try Self.layout(of: bytes, maxParameters: maxParameters, others: &others)
             return Self(layout, others: others, in: bytes)
@@ -55,11 +54,13 @@ extension ContentDisposition {
     /// parameters to `others` (kept apart so that a `Layout` is plain data, copied for free). Allocates only for
     /// other parameters.
     static func layout(
-        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, others: inout [OtherParameter]
+        of bytes: Span<UInt8>, maxParameters: Int, others: inout [OtherParameter]
     ) throws -> Layout {
         do {
             return try layout(of: bytes, maxParameters: maxParameters, backslashes: .literal, others: &others)
-        } catch let error as MultipartError where error.code == .invalidHeader && bytes.contains(0x5C) {
+        } catch let error as MultipartError
+            where error.code == .invalidHeader && ByteSearch.firstIndex(of: 0x5C, in: bytes) != nil
+        {
             others.removeAll()
             guard
                 let escaped = try? layout(
@@ -70,7 +71,7 @@ extension ContentDisposition {
     }
 
     private static func layout(
-        of bytes: UnsafeBufferPointer<UInt8>, maxParameters: Int, backslashes: HeaderValueParser.Backslashes,
+        of bytes: Span<UInt8>, maxParameters: Int, backslashes: HeaderValueParser.Backslashes,
         others: inout [OtherParameter]
     ) throws -> Layout {
         var layout = Layout(type: 0..<0)
@@ -80,7 +81,8 @@ extension ContentDisposition {
             MultipartError(code: .invalidHeader, message: "Content-Disposition gives the parameter \(parameter) twice")
         }
         layout.type = try HeaderValueParser.scan(bytes, header: "Content-Disposition", backslashes: backslashes) {
-            parameter, value in
+            nameRange, value in
+            let parameter = bytes.extracting(nameRange)
             count += 1
             guard count <= maxParameters else {
                 throw MultipartError(
@@ -99,8 +101,7 @@ extension ContentDisposition {
             } else {
                 let lowercased = HeaderValueParser.lowercased(parameter)
                 guard otherNames.insert(lowercased).inserted else { throw repeated(lowercased) }
-                let start = bytes.baseAddress!.distance(to: parameter.baseAddress!)
-                others.append((start..<(start + parameter.count), value))
+                others.append((nameRange, value))
             }
         }
         guard !layout.type.isEmpty else {
@@ -110,15 +111,15 @@ extension ContentDisposition {
     }
 
     /// The disposition that `layout` and `others` describe in `bytes`: values unescaped and decoded.
-    init(_ layout: Layout, others: [OtherParameter], in bytes: UnsafeBufferPointer<UInt8>) {
-        let type = String(decoding: UnsafeBufferPointer(rebasing: bytes[layout.type]), as: UTF8.self)
+    init(_ layout: Layout, others: [OtherParameter], in bytes: Span<UInt8>) {
+        let type = String(decodingUTF8: bytes.extracting(layout.type))
         self.type = Self.hasUppercase(type) ? type.lowercased() : type
         name = layout.name.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
         filename = layout.filename.map { Self.decodeBrowserEscapes($0.decoded(in: bytes)) }
         filenameStar = layout.filenameStar.map { try! Self.decodeExtendedValue($0.decoded(in: bytes)) }  // checked
         otherParameters = others.map { name, value in
             Parameter(
-                name: HeaderValueParser.lowercased(UnsafeBufferPointer(rebasing: bytes[name])),
+                name: HeaderValueParser.lowercased(bytes.extracting(name)),
                 value: value.decoded(in: bytes))
         }
     }

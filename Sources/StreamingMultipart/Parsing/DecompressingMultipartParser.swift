@@ -109,15 +109,13 @@ public struct DecompressingMultipartParser: ~Copyable {
             knowsFormat = true
         }
         guard !pending.isEmpty || decompressor.hasPendingOutput else { return false }
-        var block = [UInt8](repeating: 0, count: Self.blockSize)
+        var block: [UInt8] = []
         let input = pending
-        let step = try input.withUnsafeBytes { compressed in
-            try block.withUnsafeMutableBytes { try decompressor.decompress(compressed, into: $0) }
-        }
+        let step = try block.append(capacity: Self.blockSize) { try decompressor.decompress(input.span, into: &$0) }
         pending = pending.count == step.consumed ? [] : pending.dropFirst(step.consumed)
         try checkLimits()
         guard step.produced > 0 else { return false }
-        try parser.append(block[..<step.produced])
+        try parser.append(block[...])
         return true
     }
 

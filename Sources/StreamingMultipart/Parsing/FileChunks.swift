@@ -54,9 +54,9 @@ public struct FileChunks: AsyncSequence, Sendable {
             let file = try self.file ?? open()
             self.file = file
             let chunkSize = chunkSize
-            let chunk = try [UInt8](unsafeUninitializedCapacity: chunkSize) { buffer, count in
+            let chunk = try [UInt8](capacity: chunkSize) { output in
                 do {
-                    count = try file.read(into: UnsafeMutableRawBufferPointer(buffer))
+                    _ = try output.withRawOutput { try file.read(into: &$0) }
                 } catch {
                     throw MultipartError(code: .fileUnreadable, message: "reading \(path) failed", cause: error)
                 }

@@ -207,10 +207,8 @@ extension MultipartParser {
         var searchFrom = from
         while true {
             let longerLinesAreData = mode == .lenient
-            let found = buffer.withUnsafeBytes {
-                scanner.firstLineMatch(
-                    in: $0, from: searchFrom - buffer.startIndex, longerLinesAreData: longerLinesAreData)
-            }
+            let found = scanner.firstLineMatch(
+                in: buffer.span, from: searchFrom - buffer.startIndex, longerLinesAreData: longerLinesAreData)
             guard let relative = found else { return nil }
             let match = buffer.startIndex + relative
             var start = match
@@ -242,9 +240,7 @@ extension MultipartParser {
     /// The buffer index from which bytes may begin a delimiter inside a part that later input completes; everything
     /// before it can be released. Equal to `buffer.endIndex` when no suffix can.
     func keepFrom(searchStart: Int) -> Int {
-        let relative = buffer.withUnsafeBytes { bytes -> Int? in
-            scanner.partialLineMatchStart(in: bytes, from: searchStart - buffer.startIndex)
-        }
+        let relative = scanner.partialLineMatchStart(in: buffer.span, from: searchStart - buffer.startIndex)
         guard var keep = relative.map({ buffer.startIndex + $0 }) else { return buffer.endIndex }
         if buffer[keep] == 0x0A, keep > buffer.startIndex, buffer[keep - 1] == 0x0D { keep -= 1 }  // the CR of a CRLF
         return keep

@@ -49,10 +49,8 @@ extension MultipartParser {
     @inline(__always)  // see readHeaders
     private func indexOfLineFeed(from index: Int) -> Int? {
         guard index < buffer.endIndex else { return nil }
-        let start = buffer.startIndex  // the closure captures locals only, not the parser
-        return buffer.withUnsafeBufferPointer { bytes in
-            ByteSearch.firstIndex(of: 0x0A, in: bytes, from: index - start).map { start + $0 }
-        }
+        let start = buffer.startIndex
+        return ByteSearch.firstIndex(of: 0x0A, in: buffer.span, from: index - start).map { start + $0 }
     }
 
     /// Where the line that ends with the LF at `newline` ends without its line break: before a CR, or (lenient
@@ -80,6 +78,20 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
+    /// One pass over a header line's name: where the token characters before the colon end, whether the line holds
+    /// a CR, and which header the parser treats specially it is.
+    @inline(__always)  // see readHeaders
+    private static func scanName(_ bytes: Span<UInt8>) -> (nameEnd: Int, hasCR: Bool, kind: ReceivedHead.Kind) {
+        if ByteSearch.firstIndex(of: 0x0D, in: bytes) != nil { return (0, true, .other) }
+        if ByteSearch.hasPrefix(bytes, "Content-Disposition:") {
+            return (19, false, .contentDisposition)  // the spelling every client sends: a token, no loop
+        }
+        var end = 0
+        while end < bytes.count, MultipartHeaders.isTokenCharacter(bytes[end]) { end += 1 }
+        guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, false, .other) }
+        return (end, false, ReceivedHead.Kind(bytes.extracting(..<end)))
+    }
+
     /// Checks one whole header line, the buffer's bytes in `range` without the line break, and counts it in the
     /// block. The line is read into the head only when the block is complete (``makeHead(_:lineBytes:)``).
     ///
@@ -92,16 +104,7 @@ extension MultipartParser {
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
         // One pass over the name: token characters up to the colon.
-        let (nameEnd, hasCR, kind) = line.withUnsafeBufferPointer { bytes -> (Int, Bool, ReceivedHead.Kind) in
-            if ByteSearch.firstIndex(of: 0x0D, in: bytes) != nil { return (0, true, .other) }
-            if ByteSearch.hasPrefix(bytes, "Content-Disposition:") {
-                return (19, false, .contentDisposition)  // the spelling every client sends: a token, no loop
-            }
-            var end = 0
-            while end < bytes.count, MultipartHeaders.isTokenCharacter(bytes[end]) { end += 1 }
-            guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, false, .other) }
-            return (end, false, ReceivedHead.Kind(UnsafeBufferPointer(rebasing: bytes[..<end])))
-        }
+        let (nameEnd, hasCR, kind) = Self.scanName(line.span)
         if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
         if Self.isBlank(line[line.startIndex]) {
             guard block.fields > 0 else {
@@ -160,11 +163,9 @@ extension MultipartParser {
         let maxParameters = limits.maxParametersPerHeader
         let head: ReceivedHead
         do {
-            head = try buffer.withUnsafeBufferPointer { bytes in
-                try ReceivedHead.make(
-                    index: index, lines: UnsafeBufferPointer(rebasing: bytes[..<lineBytes]), fieldCount: fieldCount,
-                    dropping: dropping, maxParameters: maxParameters)
-            }
+            head = try ReceivedHead.make(
+                index: index, lines: buffer.span.extracting(..<lineBytes), fieldCount: fieldCount,
+                dropping: dropping, maxParameters: maxParameters)
         } catch var error as MultipartError {
             if error.code == .limitExceeded {
                 error.message =
@@ -180,9 +181,7 @@ extension MultipartParser {
         let info = head.info
         if !info.isFormData {
             guard mode == .lenient else {
-                let type = head.withDisposition {
-                    String(decoding: UnsafeBufferPointer(rebasing: $0[info.type]), as: UTF8.self)
-                }
+                let type = head.withDisposition { String(decodingUTF8: $0.extracting(info.type)) }
                 throw headerError(
                     "the Content-Disposition type is \(String(reflecting: type.lowercased())), not form-data",
                     offset: bufferOffset)

@@ -124,7 +124,7 @@ extension MultipartParser {
 
         public static func == (lhs: PartHead, rhs: PartHead) -> Bool {
             switch (lhs.storage, rhs.storage) {
-            case (.received(let left), .received(let right)) where left === right: return true
+            case (.received(let left), .received(let right)) where left.isIdentical(to: right): return true
             case (.made(let left), .made(let right)) where left === right: return true
             default: return lhs.index == rhs.index && lhs.headers == rhs.headers && lhs.disposition == rhs.disposition
             }

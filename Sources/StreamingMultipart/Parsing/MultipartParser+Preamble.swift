@@ -12,7 +12,7 @@ extension MultipartParser {
         let count = scanner.dashBoundary.count
         var searchFrom = buffer.startIndex
         while true {
-            let found = buffer.withUnsafeBytes { scanner.firstMatch(in: $0, from: searchFrom - buffer.startIndex) }
+            let found = scanner.firstMatch(in: buffer.span, from: searchFrom - buffer.startIndex)
             guard let relative = found else {
                 // Skip the preamble in blocks, holding what may begin a boundary and the line break before it.
                 consume(max(0, buffer.count - (count - 1) - 2))

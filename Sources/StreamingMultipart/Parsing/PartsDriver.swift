@@ -6,10 +6,10 @@
 /// part.
 @usableFromInline
 final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk {
-    /// The cursor, allocated once and owned by this object alone (the pointer never leaves it). A stored property
-    /// of a class would be checked for exclusive access at run time at every event (`swift_beginAccess`), which
-    /// cost a tenth of the async layer's time per part on small fields.
-    private let cursorStorage: UnsafeMutablePointer<PartsCursor>
+    /// The cursor, in a cell of its own: a stored property of a class would be checked for exclusive access at run
+    /// time at every event (`swift_beginAccess`), which cost a tenth of the async layer's time per part on small
+    /// fields.
+    private let cursorCell: HeapCell<PartsCursor>
     private var iterator: Base.AsyncIterator
     private let readsEpilogue: Bool
     /// The body timeout each chunk is counted against, when there is one, and whether its clock was started.
@@ -20,21 +20,15 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
         iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool,
         watchdog: BodyWatchdog?
     ) {
-        cursorStorage = .allocate(capacity: 1)
-        cursorStorage.initialize(to: PartsCursor(parser: parser))
+        cursorCell = HeapCell(PartsCursor(parser: parser))
         self.iterator = iterator
         self.readsEpilogue = readsEpilogue
         self.watchdog = watchdog
     }
 
-    deinit {
-        cursorStorage.deinitialize(count: 1)
-        cursorStorage.deallocate()
-    }
-
     private var cursor: PartsCursor {
-        _read { yield cursorStorage.pointee }
-        _modify { yield &cursorStorage.pointee }
+        _read { yield cursorCell.value }
+        _modify { yield &cursorCell.value }
     }
 
     /// Skips what is left of the open part, then the next part's head, as far as the chunks so far go.

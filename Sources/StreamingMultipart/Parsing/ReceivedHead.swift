@@ -15,16 +15,18 @@ struct ReceivedHeadInfo {
     var isFormData = false
 }
 
-/// A part's head as the parser received it, in one allocation: a table of field ends, then each field's name and
-/// value bytes (folded values joined, values trimmed, repeats lenient mode dropped left out).
+/// A part's head as the parser received it, in one allocation (a ``PackedRecord``): a table of field ends, then each
+/// field's name and value bytes (folded values joined, values trimmed, repeats lenient mode dropped left out).
 ///
 /// The parser checks every line and the whole `Content-Disposition` before it makes one (``MultipartParser``'s
 /// `+Headers`), so reading a property here decodes bytes known to be valid. Immutable once the parser hands it out,
 /// which is what lets ``MultipartParser/PartHead`` be `Sendable`.
 ///
-/// Tail layout: `2 × fieldCount` integers (for field `i`, the end of its name and the end of its value, counted
-/// from the start of the byte area; each name starts where the previous value ended), then the bytes.
-final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
+/// Table layout: `2 × fieldCount` integers (for field `i`, the end of its name and the end of its value, counted
+/// from the start of the bytes; each name starts where the previous value ended).
+struct ReceivedHead {
+    private let record: PackedRecord<ReceivedHeadInfo>
+
     /// A head with the fields of `lines`: complete header lines, each ending in LF (CRLF in strict mode), none
     /// empty, each a `name:value` line or a continuation of the one before. `fieldCount` counts the fields kept;
     /// the first `dropping.dispositions` `Content-Disposition` and `dropping.contentTypes` `Content-Type` fields
@@ -33,18 +35,13 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
     /// - Throws: what ``ContentDisposition``'s parsing throws for the `Content-Disposition` field, which must be
     ///   there.
     static func make(
-        index: Int, lines: UnsafeBufferPointer<UInt8>, fieldCount: Int,
+        index: Int, lines: Span<UInt8>, fieldCount: Int,
         dropping: (dispositions: Int, contentTypes: Int),
         maxParameters: Int
     ) throws -> ReceivedHead {
-        let created = create(minimumCapacity: 2 * fieldCount + (lines.count + 7) / 8) { _ in
-            ReceivedHeadInfo(index: index, fieldCount: fieldCount)
-        }
-        let head = unsafeDowncast(created, to: ReceivedHead.self)
-        var info = ReceivedHeadInfo(index: index, fieldCount: fieldCount)
-        try head.withUnsafeMutablePointerToElements { table in
-            let bytes = UnsafeMutableRawPointer(table + 2 * fieldCount).assumingMemoryBound(to: UInt8.self)
-            var written = 0
+        let record = try PackedRecord<ReceivedHeadInfo>.make(tableCount: 2 * fieldCount, byteCapacity: lines.count) {
+            table, bytes in
+            var info = ReceivedHeadInfo(index: index, fieldCount: fieldCount)
             var field = 0
             var dropping = dropping
             var skipsContinuations = false
@@ -52,21 +49,18 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
             while lineStart < lines.count {
                 let newline = ByteSearch.firstIndex(of: 0x0A, in: lines, from: lineStart)!  // every line ends in LF
                 let end = newline > lineStart && lines[newline - 1] == 0x0D ? newline - 1 : newline
-                let line = UnsafeBufferPointer(rebasing: lines[lineStart..<end])
+                let line = lines.extracting(lineStart..<end)
                 lineStart = newline + 1
                 if MultipartParser.isBlank(line[0]) {  // a continuation: joined to the value with one space
-                    let piece = trimmed(line)
+                    let piece = line.extracting(HeaderValueParser.trimmed(line, 0..<line.count))
                     guard !skipsContinuations, !piece.isEmpty else { continue }
-                    if written > table[2 * field - 2] {
-                        bytes[written] = UInt8(ascii: " ")
-                        written += 1
-                    }
-                    copy(piece, to: bytes, at: &written)
-                    table[2 * field - 1] = written
+                    if bytes.count > table[2 * field - 2] { bytes.append(UInt8(ascii: " ")) }
+                    bytes.append(copying: piece)
+                    table[2 * field - 1] = bytes.count
                     continue
                 }
-                let colon = line.firstIndex(of: UInt8(ascii: ":"))!
-                let name = UnsafeBufferPointer(rebasing: line[..<colon])
+                let colon = ByteSearch.firstIndex(of: UInt8(ascii: ":"), in: line)!
+                let name = line.extracting(..<colon)
                 let kind = Kind(name)
                 if kind == .contentDisposition, dropping.dispositions > 0 {
                     dropping.dispositions -= 1
@@ -79,39 +73,36 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
                     continue
                 }
                 skipsContinuations = false
-                copy(name, to: bytes, at: &written)
-                table[2 * field] = written
-                copy(trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...])), to: bytes, at: &written)
-                table[2 * field + 1] = written
+                bytes.append(copying: name)
+                table[2 * field] = bytes.count
+                bytes.append(copying: line.extracting(HeaderValueParser.trimmed(line, (colon + 1)..<line.count)))
+                table[2 * field + 1] = bytes.count
                 if kind == .contentDisposition { info.dispositionField = field }
                 if kind == .contentType { info.contentTypeField = field }
                 field += 1
             }
-            let valueStart = table[2 * info.dispositionField]
-            let disposition = UnsafeBufferPointer(
-                start: bytes + valueStart, count: table[2 * info.dispositionField + 1] - valueStart)
+            let disposition = bytes.span.extracting(
+                table[2 * info.dispositionField]..<table[2 * info.dispositionField + 1])
             var others: [ContentDisposition.OtherParameter] = []  // read again by `disposition` when asked for
             let layout = try ContentDisposition.layout(of: disposition, maxParameters: maxParameters, others: &others)
-            info.isFormData = HeaderValueParser.name(
-                UnsafeBufferPointer(rebasing: disposition[layout.type]), is: "form-data")
+            info.isFormData = HeaderValueParser.name(disposition.extracting(layout.type), is: "form-data")
             info.type = layout.type
             info.name = layout.name
             info.filename = layout.filename
             info.filenameStar = layout.filenameStar
+            return info
         }
-        // Through the pointer: `header`'s accessors check exclusivity at run time, once for every part.
-        head.withUnsafeMutablePointerToHeader { $0.pointee = info }
-        return head
+        return ReceivedHead(record: record)
     }
 
-    /// The head's fixed fields, read without `header`'s run-time exclusivity check.
-    var info: ReceivedHeadInfo { withUnsafeMutablePointerToHeader { $0.pointee } }
+    /// The head's fixed fields.
+    var info: ReceivedHeadInfo { record.value }
 
     /// The headers the parser treats specially.
     enum Kind {
         case contentDisposition, contentType, other
 
-        init(_ name: UnsafeBufferPointer<UInt8>) {
+        init(_ name: Span<UInt8>) {
             if ByteSearch.equal(name, "Content-Disposition") {  // the spelling every client sends, checked first
                 self = .contentDisposition
             } else if ByteSearch.equal(name, "Content-Type") {
@@ -128,21 +119,17 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
 
     /// Calls `body` with the name and value bytes of field `field`.
     func withField<Result>(
-        _ field: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result
+        _ field: Int, _ body: (_ name: Span<UInt8>, _ value: Span<UInt8>) throws -> Result
     ) rethrows -> Result {
-        let count = info.fieldCount
-        return try withUnsafeMutablePointerToElements { table in
-            let bytes = UnsafeRawPointer(table + 2 * count).assumingMemoryBound(to: UInt8.self)
+        try record.withContents { table, bytes in
             let nameStart = field == 0 ? 0 : table[2 * field - 1]
             let nameEnd = table[2 * field]
-            return try body(
-                UnsafeBufferPointer(start: bytes + nameStart, count: nameEnd - nameStart),
-                UnsafeBufferPointer(start: bytes + nameEnd, count: table[2 * field + 1] - nameEnd))
+            return try body(bytes.extracting(nameStart..<nameEnd), bytes.extracting(nameEnd..<table[2 * field + 1]))
         }
     }
 
     /// Calls `body` with the `Content-Disposition` value's bytes.
-    func withDisposition<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    func withDisposition<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result {
         try withField(info.dispositionField) { _, value in try body(value) }
     }
 
@@ -150,7 +137,7 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         MultipartHeaders(
             (0..<info.fieldCount).map { field in
                 withField(field) { name, value in
-                    MultipartHeaders.Field(name: Self.headerName(name), value: String(decoding: value, as: UTF8.self))
+                    MultipartHeaders.Field(name: Self.headerName(name), value: String(decodingUTF8: value))
                 }
             })
     }
@@ -176,7 +163,7 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
     var contentType: String? {
         let field = info.contentTypeField
         guard field >= 0 else { return nil }
-        return withField(field) { _, value in String(decoding: value, as: UTF8.self) }
+        return withField(field) { _, value in String(decodingUTF8: value) }
     }
 
     private func browserParameter(_ value: HeaderValueParser.Value?) -> String? {
@@ -184,22 +171,13 @@ final class ReceivedHead: ManagedBuffer<ReceivedHeadInfo, Int> {
         return withDisposition { ContentDisposition.decodeBrowserEscapes(value.decoded(in: $0)) }
     }
 
-    private static func copy(
-        _ source: UnsafeBufferPointer<UInt8>, to bytes: UnsafeMutablePointer<UInt8>, at written: inout Int
-    ) {
-        guard let base = source.baseAddress, !source.isEmpty else { return }
-        (bytes + written).update(from: base, count: source.count)
-        written += source.count
-    }
-
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(rebasing: bytes[HeaderValueParser.trimmed(bytes, 0..<bytes.count)])
-    }
+    /// Whether `other` is this head itself (not merely equal).
+    func isIdentical(to other: ReceivedHead) -> Bool { record === other.record }
 
     /// Browsers' spellings of the common names share one string; other names are copied.
-    private static func headerName(_ name: UnsafeBufferPointer<UInt8>) -> MultipartHeaders.Name {
+    private static func headerName(_ name: Span<UInt8>) -> MultipartHeaders.Name {
         if ByteSearch.equal(name, "Content-Disposition") { return .contentDisposition }
         if ByteSearch.equal(name, "Content-Type") { return .contentType }
-        return MultipartHeaders.Name(String(decoding: name, as: UTF8.self))
+        return MultipartHeaders.Name(String(decodingUTF8: name))
     }
 }

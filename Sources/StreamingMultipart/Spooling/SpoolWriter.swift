@@ -37,7 +37,7 @@ struct SpoolWriter: ~Copyable {
     init(file: TemporaryFile, digest: consuming (any SpoolDigest)?, hashed: [UInt8] = []) throws {
         self.file = file
         hashing = digest.map { .done($0) } ?? .off
-        try hashed.withUnsafeBytes { try file.file.write($0) }
+        try hashed.withSpan { try file.file.write($0) }
     }
 
     /// Adds the part's next bytes; a full batch is written (and hashed) now.
@@ -89,7 +89,7 @@ struct SpoolWriter: ~Copyable {
 
     private func write(_ batch: [ArraySlice<UInt8>]) throws {
         for bytes in batch {
-            try bytes.withUnsafeBytes { try file.file.write($0) }
+            try file.file.write(bytes.span)
         }
     }
 

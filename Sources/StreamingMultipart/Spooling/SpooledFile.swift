@@ -104,7 +104,7 @@ public struct SpooledFile: Sendable {
         case .memory(let bytes):
             do {
                 let temporary = try TemporaryFile(besides: destination)
-                try bytes.withUnsafeBytes { try temporary.file.write($0) }
+                try bytes.withSpan { try temporary.file.write($0) }
                 try temporary.commit(to: destination)
             } catch {
                 throw MultipartError(

@@ -33,9 +33,9 @@ enum HeaderValueParser {
         var hasEscapes = false
 
         /// The value, unescaped.
-        func decoded(in bytes: UnsafeBufferPointer<UInt8>) -> String {
-            let raw = UnsafeBufferPointer(rebasing: bytes[range])
-            guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
+        func decoded(in bytes: Span<UInt8>) -> String {
+            let raw = bytes.extracting(range)
+            guard hasEscapes else { return String(decodingUTF8: raw) }
             var result: [UInt8] = []
             result.reserveCapacity(raw.count)
             var index = 0
@@ -52,11 +52,11 @@ enum HeaderValueParser {
         }
     }
 
-    /// Tokenizes `bytes`, calling `visit` with each parameter's name (raw bytes, any case) and value, and returns
-    /// the main value's range, trimmed. Allocates nothing.
+    /// Tokenizes `bytes`, calling `visit` with where each parameter's name lies (raw bytes, any case) and its value,
+    /// and returns the main value's range, trimmed. Allocates nothing.
     static func scan(
-        _ bytes: UnsafeBufferPointer<UInt8>, header: String, backslashes: Backslashes,
-        visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: Value) throws -> Void
+        _ bytes: Span<UInt8>, header: String, backslashes: Backslashes,
+        visit: (_ name: Range<Int>, _ value: Value) throws -> Void
     ) throws -> Range<Int> {
         var index = 0
         while index < bytes.count, bytes[index] != semicolon { index += 1 }
@@ -66,10 +66,10 @@ enum HeaderValueParser {
             if index == bytes.count { break }  // a trailing `;`
             let nameStart = index
             while index < bytes.count, bytes[index] != equals, bytes[index] != semicolon { index += 1 }
-            let name = UnsafeBufferPointer(rebasing: bytes[trimmed(bytes, nameStart..<index)])
+            let nameRange = trimmed(bytes, nameStart..<index)
+            let name = bytes.extracting(nameRange)
             guard index < bytes.count, bytes[index] == equals else {
-                throw invalid(
-                    header, "parameter \(String(reflecting: String(decoding: name, as: UTF8.self))) has no '='")
+                throw invalid(header, "parameter \(String(reflecting: String(decodingUTF8: name))) has no '='")
             }
             guard !name.isEmpty else { throw invalid(header, "a parameter has an empty name") }
             index = skipSpaces(bytes, from: index + 1)
@@ -79,41 +79,39 @@ enum HeaderValueParser {
                 index = skipSpaces(bytes, from: index)
                 guard index == bytes.count || bytes[index] == semicolon else {
                     throw invalid(
-                        header, "unexpected text after the quoted value of \(String(decoding: name, as: UTF8.self))")
+                        header, "unexpected text after the quoted value of \(String(decodingUTF8: name))")
                 }
             } else {
                 let valueStart = index
                 while index < bytes.count, bytes[index] != semicolon { index += 1 }
                 value = Value(range: trimmed(bytes, valueStart..<index))
             }
-            try visit(name, value)
+            try visit(nameRange, value)
         }
         return main
     }
 
-    /// ``scan(_:header:backslashes:visit:)-(UnsafeBufferPointer<UInt8>,_,_,_)`` over a string, with values
-    /// decoded; returns the main value.
+    /// ``scan(_:header:backslashes:visit:)-(Span<UInt8>,_,_,_)`` over a string, with names as their bytes and
+    /// values decoded; returns the main value.
     static func scan(
         _ text: String, header: String, backslashes: Backslashes,
-        visit: (_ name: UnsafeBufferPointer<UInt8>, _ value: String) throws -> Void
+        visit: (_ name: Span<UInt8>, _ value: String) throws -> Void
     ) throws -> String {
-        var text = text
-        return try text.withUTF8 { bytes in
+        try text.withUTF8Span { bytes in
             let main = try scan(bytes, header: header, backslashes: backslashes) { name, value in
-                try visit(name, value.decoded(in: bytes))
+                try visit(bytes.extracting(name), value.decoded(in: bytes))
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[main]), as: UTF8.self)
+            return String(decodingUTF8: bytes.extracting(main))
         }
     }
 
     /// Whether `name` equals `lowercaseName` in ASCII case-insensitive comparison.
-    static func name(_ name: UnsafeBufferPointer<UInt8>, is lowercaseName: StaticString) -> Bool {
+    static func name(_ name: Span<UInt8>, is lowercaseName: StaticString) -> Bool {
         guard name.count == lowercaseName.utf8CodeUnitCount else { return false }
-        let expected = lowercaseName.utf8Start
-        if ByteSearch.equal(name, expected) { return true }  // sent in lower case, as usual
+        if ByteSearch.equal(name, lowercaseName) { return true }  // sent in lower case, as usual
         for index in 0..<name.count {
             let byte = name[index]
-            let wanted = expected[index]
+            let wanted = ByteSearch.byte(of: lowercaseName, at: index)
             // `| 0x20` lower-cases a letter; only a letter may match that way (CR | 0x20 is `-`).
             guard
                 byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z"))
@@ -122,11 +120,14 @@ enum HeaderValueParser {
         return true
     }
 
-    static func lowercased(_ name: UnsafeBufferPointer<UInt8>) -> String {
-        guard name.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-            return String(decoding: name, as: UTF8.self)
+    static func lowercased(_ name: Span<UInt8>) -> String {
+        var lowered: [UInt8] = []
+        for index in name.indices where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(name[index]) {
+            lowered.reserveCapacity(name.count)
+            for byte in name.indices { lowered.append(asciiLowercased(name[byte])) }
+            break
         }
-        return String(decoding: name.map(asciiLowercased), as: UTF8.self)
+        return lowered.isEmpty ? String(decodingUTF8: name) : String(decoding: lowered, as: UTF8.self)
     }
 
     private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
@@ -136,7 +137,7 @@ enum HeaderValueParser {
     /// Reads a quoted string whose opening quote is at `start`; returns its value and the index after its closing
     /// quote.
     private static func quotedString(
-        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, header: String, backslashes: Backslashes
+        _ bytes: Span<UInt8>, from start: Int, header: String, backslashes: Backslashes
     ) throws -> (Value, Int) {
         var index = start + 1
         var hasEscapes = false
@@ -156,7 +157,7 @@ enum HeaderValueParser {
         throw invalid(header, "a quoted string is not terminated")
     }
 
-    private static func skipSpaces(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    private static func skipSpaces(_ bytes: Span<UInt8>, from start: Int) -> Int {
         var index = start
         while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") {
             index += 1
@@ -165,7 +166,7 @@ enum HeaderValueParser {
     }
 
     /// `range` without the spaces and tabs at either end.
-    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+    static func trimmed(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Range<Int> {
         var lower = range.lowerBound
         var upper = range.upperBound
         while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }

@@ -12,7 +12,8 @@ import FoundationNetworking
 /// The SHA-256 of `bytes` in hex, as the server reports it.
 func sha256(_ bytes: [UInt8]) -> String {
     var digest = SHA256Digest()
-    bytes.withUnsafeBytes { digest.update($0) }
+    let whole = bytes[...]
+    digest.update(whole.span)
     return digest.finalize().map { String(format: "%02x", $0) }.joined()
 }
 

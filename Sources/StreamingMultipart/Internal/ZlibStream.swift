@@ -38,26 +38,42 @@ struct ZlibStream {
         pointer.deallocate()
     }
 
-    /// Points the stream at `input` and `output`, runs `step`, and returns how much of each it used.
+    /// Points the stream at `input` and the free capacity of `output`, runs `step`, appends what zlib wrote to
+    /// `output`, and returns zlib's status and how many bytes it took and gave.
     func run(
-        _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer, _ step: (z_streamp) -> Int32
+        _ input: Span<UInt8>, into output: inout OutputRawSpan, _ step: (z_streamp) -> Int32
     ) -> (status: Int32, consumed: Int, produced: Int) {
         let stream = pointer
-        stream.pointee.next_in = UnsafeMutablePointer(
-            mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(clamping: input.count)
-        stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(clamping: output.count)
-        let status = step(stream)
-        let consumed = Int(uInt(clamping: input.count) - stream.pointee.avail_in)
-        let produced = Int(uInt(clamping: output.count) - stream.pointee.avail_out)
-        stream.pointee.next_in = nil
-        stream.pointee.next_out = nil
+        var status = Z_OK
+        var consumed = 0
+        let produced = input.withUnsafeBufferPointer { input in
+            output.appendWritten(atMost: Int(UInt32.max)) { room in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.pointee.avail_in = uInt(clamping: input.count)
+                stream.pointee.next_out = room.baseAddress?.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(clamping: room.count)
+                status = step(stream)
+                consumed = Int(uInt(clamping: input.count) - stream.pointee.avail_in)
+                let produced = Int(uInt(room.count) - stream.pointee.avail_out)
+                stream.pointee.next_in = nil
+                stream.pointee.next_out = nil
+                return produced
+            }
+        }
         return (status, consumed, produced)
     }
 
+    /// Starts the stream over for a new stream of the same format (the next gzip member).
+    func reset() { inflateReset(pointer) }
+
+    /// Starts the stream over for `format`.
+    func reset(format: CompressionFormat) { inflateReset2(pointer, format.windowBits) }
+
+    /// zlib's name for `status`, with the stream's message when zlib left one.
+    func describe(_ status: Int32) -> String { Self.describe(status, pointer.pointee.msg) }
+
     /// zlib's name for a status, with its message when it gave one.
-    static func describe(_ status: Int32, _ message: UnsafePointer<CChar>?) -> String {
+    private static func describe(_ status: Int32, _ message: UnsafePointer<CChar>?) -> String {
         let name =
             switch status {
             case Z_STREAM_ERROR: "Z_STREAM_ERROR"
