@@ -1,0 +1,8 @@
+import StreamingMultipart
+
+func makeUploadParser(contentType: String) throws -> MultipartParser {
+    var limits = MultipartParser.Limits.default
+    limits.maxParts = 20
+    limits.maxFileBytes = 2 << 30
+    return try MultipartParser(contentType: contentType, limits: limits)
+}
