@@ -108,7 +108,7 @@ extension MultipartBody {
         /// The next chunk, or nil after the last: `read` is given the most bytes the chunk may hold and the reader
         /// to fill it from, and returns nil when the reader gave no bytes.
         ///
-        /// - Throws: `CancellationError`; what ``BodyReader/read(into:)`` and `read` throw.
+        /// - Throws: `CancellationError`; what ``BodyReader``'s `read(into:)` and `read` throw.
         package mutating func next<Chunk>(
             isolation actor: isolated (any Actor)?, _ read: (_ size: Int, _ reader: inout BodyReader) throws -> Chunk?
         ) async throws -> Chunk? {

@@ -27,7 +27,7 @@ extension MultipartBody {
     ///     `Content-Length` of a file-backed upload with `Content-Encoding`.
     /// - Returns: the bytes written, equal to ``contentLength`` when that is known and the body is not compressed.
     /// - Throws: ``MultipartError/Code/writeFailed`` when the folder is not writable or the disk fills, with the
-    ///   ``SystemCallError`` as its cause; any error of reading the body (``BodyReader/read(into:)``).
+    ///   ``SystemCallError`` as its cause; any error of reading the body (``BodyReader``'s `read(into:)`).
     @discardableResult
     public func write(to url: URL, permissions: Int = 0o600, compression: Compression? = nil) throws -> Int64 {
         let temporary: TemporaryFile
