@@ -60,13 +60,13 @@ extension OutputRawSpan {
     mutating func appendWritten(
         atMost limit: Int = .max, by body: (UnsafeMutableRawBufferPointer) throws -> Int
     ) rethrows -> Int {
-        try withUnsafeMutableBytes { buffer, initialized in
-            let end = initialized + min(limit, buffer.count - initialized)
-            let free = UnsafeMutableRawBufferPointer(rebasing: buffer[initialized..<end])
-            let count = try body(free)
-            precondition(count >= 0 && count <= free.count, "a writer reported more bytes than it had room for")
-            initialized += count
-            return count
+        try withPrefix(limit) { output in
+            try output.withUnsafeMutableBytes { free, initialized in
+                let count = try body(free)
+                precondition(count >= 0 && count <= free.count, "a writer reported more bytes than it had room for")
+                initialized = count
+                return count
+            }
         }
     }
 
@@ -75,13 +75,14 @@ extension OutputRawSpan {
     mutating func withPrefix<Result>(
         _ limit: Int, _ body: (inout OutputRawSpan) throws -> Result
     ) rethrows -> Result {
-        var result: Result?
-        _ = try appendWritten(atMost: limit) { free in
+        try withUnsafeMutableBytes { buffer, initialized in
+            let end = initialized + min(limit, buffer.count - initialized)
+            let free = UnsafeMutableRawBufferPointer(rebasing: buffer[initialized..<end])
             var output = OutputRawSpan(buffer: free, initializedCount: 0)
-            result = try body(&output)
-            return output.finalize(for: free)
+            let result = try body(&output)
+            initialized += output.finalize(for: free)
+            return result
         }
-        return result!
     }
 
     /// Calls `body` with an output span over the caller's raw buffer `buffer`, and returns the bytes it wrote: how
@@ -105,14 +106,7 @@ extension OutputRawSpan {
 extension OutputSpan where Element == UInt8 {
     /// Appends a copy of `bytes`, which must fit in ``freeCapacity``.
     mutating func append(copying bytes: Span<UInt8>) {
-        precondition(bytes.count <= freeCapacity, "append(copying:) past the output's capacity")
-        guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBufferPointer { source in
-            withUnsafeMutableBufferPointer { buffer, initialized in
-                (buffer.baseAddress! + initialized).update(from: source.baseAddress!, count: source.count)
-                initialized += source.count
-            }
-        }
+        withRawOutput { $0.append(copying: bytes) }
     }
 
     /// Calls `body` with a raw view of this span's free capacity, and counts the bytes it wrote as initialized.

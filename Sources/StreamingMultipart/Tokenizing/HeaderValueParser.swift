@@ -121,13 +121,10 @@ enum HeaderValueParser {
     }
 
     static func lowercased(_ name: Span<UInt8>) -> String {
-        var lowered: [UInt8] = []
-        for index in name.indices where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(name[index]) {
-            lowered.reserveCapacity(name.count)
-            for byte in name.indices { lowered.append(asciiLowercased(name[byte])) }
-            break
+        guard name.indices.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(name[$0]) }) else {
+            return String(decodingUTF8: name)
         }
-        return lowered.isEmpty ? String(decodingUTF8: name) : String(decoding: lowered, as: UTF8.self)
+        return String(decoding: name.indices.map { asciiLowercased(name[$0]) }, as: UTF8.self)
     }
 
     private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
