@@ -20,12 +20,12 @@ struct BrowserTests {
     }
 
     @Test(.enabled(if: canDrive("chromium"), "needs chromium and python3 with websocket-client"))
-    func chromiumSubmitsTheForm() throws { try submit(with: "chromium") }
+    func chromiumSubmitsTheForm() async throws { try await submit(with: "chromium") }
 
     @Test(.enabled(if: canDrive("firefox-esr"), "needs firefox-esr and python3 with websocket-client"))
-    func firefoxSubmitsTheForm() throws { try submit(with: "firefox") }
+    func firefoxSubmitsTheForm() async throws { try await submit(with: "firefox") }
 
-    func submit(with browser: String) throws {
+    func submit(with browser: String) async throws {
         let server = try RunningServer()
         let outbox = try Outbox()
         defer {
@@ -33,7 +33,8 @@ struct BrowserTests {
             outbox.remove()
         }
         let screenshot = outbox.url.appendingPathComponent("\(browser).png")
-        let result = try run(python(with: "websocket")!, [Self.driver, browser, "\(server.url)/", screenshot.path])
+        let result = try await run(
+            python(with: "websocket")!, [Self.driver, browser, "\(server.url)/", screenshot.path])
         #expect(result.status == 0, "\(result.errors)")
         try #require(result.status == 0, "the browser script failed")
         let page = try JSONDecoder().decode(PageResult.self, from: result.output)

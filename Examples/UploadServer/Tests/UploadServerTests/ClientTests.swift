@@ -50,7 +50,7 @@ struct ClientTests {
     ]
 
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
-    func curlSendsTrickyFilenames() throws {
+    func curlSendsTrickyFilenames() async throws {
         let server = try RunningServer()
         let outbox = try Outbox()
         defer {
@@ -67,7 +67,7 @@ struct ClientTests {
             arguments += ["-F", "file\(index)=@\(path);filename=\"\(quoted)\";type=application/octet-stream"]
             sent.append((name, bytes))
         }
-        let result = try run(onPath("curl")!, arguments + ["\(server.url)/upload"])
+        let result = try await run(onPath("curl")!, arguments + ["\(server.url)/upload"])
         #expect(result.status == 0, "\(result.errors)")
         let answer = try JSONDecoder().decode(Answer.self, from: result.output)
         #expect(answer.fields?.map(\.value) == ["Sunset over the bay"])
@@ -80,10 +80,10 @@ struct ClientTests {
     }
 
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
-    func expectContinueIsAnsweredAtOnce() throws {
+    func expectContinueIsAnsweredAtOnce() async throws {
         let server = try RunningServer()
         defer { server.stop() }
-        let result = try run(
+        let result = try await run(
             onPath("curl")!,
             [
                 "-sS", "-v", "-H", "Expect: 100-continue", "-F", "a=1", "-w", "%{time_total}", "-o", "/dev/null",
@@ -96,7 +96,7 @@ struct ClientTests {
     }
 
     @Test(.enabled(if: python(with: "requests") != nil, "needs python3 with requests"))
-    func pythonRequestsUploads() throws {
+    func pythonRequestsUploads() async throws {
         let server = try RunningServer()
         defer { server.stop() }
         let script = """
@@ -109,7 +109,7 @@ struct ClientTests {
             print(json.dumps(answer))
             """
         let names = String(decoding: try JSONEncoder().encode(Self.trickyNames), as: UTF8.self)
-        let result = try run(python(with: "requests")!, ["-c", script, "\(server.url)/upload", names])
+        let result = try await run(python(with: "requests")!, ["-c", script, "\(server.url)/upload", names])
         #expect(result.status == 0, "\(result.errors)")
         struct Checked: Decodable {
             var fields: [Answer.Field]
@@ -176,7 +176,7 @@ struct ClientTests {
     }
 
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
-    func compressedBodiesAreRead() throws {
+    func compressedBodiesAreRead() async throws {
         let server = try RunningServer()
         let outbox = try Outbox()
         defer {
@@ -189,7 +189,7 @@ struct ClientTests {
         for encoding in ["gzip", "deflate"] {
             let path = outbox.url.appendingPathComponent("body.\(encoding)")
             try body.write(to: path, compression: encoding == "gzip" ? .gzip : .deflate)
-            let result = try run(
+            let result = try await run(
                 onPath("curl")!,
                 [
                     "-sS", "-H", "Content-Type: \(body.contentType)", "-H", "Content-Encoding: \(encoding)",
@@ -202,8 +202,8 @@ struct ClientTests {
     }
 
     /// Sends `body` with curl and returns the HTTP status and the decoded answer.
-    func post(_ server: RunningServer, _ headers: [String], body path: String) throws -> (Int, Answer) {
-        let result = try run(
+    func post(_ server: RunningServer, _ headers: [String], body path: String) async throws -> (Int, Answer) {
+        let result = try await run(
             onPath("curl")!,
             ["-sS", "-o", "-", "-w", "\n%{http_code}"] + headers.flatMap { ["-H", $0] }
                 + ["--data-binary", "@\(path)", "\(server.url)/upload"])
@@ -214,7 +214,7 @@ struct ClientTests {
     }
 
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
-    func refusalsAreJSONWithTheirStatus() throws {
+    func refusalsAreJSONWithTheirStatus() async throws {
         let server = try RunningServer(arguments: ["--max-file-bytes", "1000"])
         let outbox = try Outbox()
         defer {
@@ -228,22 +228,22 @@ struct ClientTests {
         try body.write(to: path)
         let type = "Content-Type: \(body.contentType)"
 
-        let (tooLarge, limit) = try post(server, [type], body: path.path)
+        let (tooLarge, limit) = try await post(server, [type], body: path.path)
         #expect(tooLarge == 413)
         #expect(limit.error?.code == "limitExceeded")
         #expect(limit.error?.message.contains("maxFileBytes") == true)
         #expect(limit.error?.offset != nil)
 
-        let (encoding, unsupported) = try post(server, [type, "Content-Encoding: br"], body: path.path)
+        let (encoding, unsupported) = try await post(server, [type, "Content-Encoding: br"], body: path.path)
         #expect(encoding == 415)
         #expect(unsupported.error?.code == "unsupportedContentEncoding")
 
-        let (media, notMultipart) = try post(server, ["Content-Type: text/plain"], body: path.path)
+        let (media, notMultipart) = try await post(server, ["Content-Type: text/plain"], body: path.path)
         #expect(media == 415)
         #expect(notMultipart.error?.code == "invalidContentType")
 
         let truncated = try outbox.file("cut.bin", Array(try Data(contentsOf: path).prefix(300)))
-        let (malformed, cut) = try post(server, [type], body: truncated)
+        let (malformed, cut) = try await post(server, [type], body: truncated)
         #expect(malformed == 400)
         #expect(cut.error?.code == "truncated")
         #expect(try server.spooledFiles() == [])
@@ -262,8 +262,8 @@ struct ClientTests {
 /// A server built on the core and StreamingMultipartNIO links no URLSession machinery.
 @Suite struct LinkageTests {
     @Test(.enabled(if: RunningServer.binary != nil && onPath("ldd") != nil, "needs the built server and ldd (Linux)"))
-    func theServerLinksNeitherFoundationNetworkingNorLibcurl() throws {
-        let result = try run(onPath("ldd")!, [RunningServer.binary!])
+    func theServerLinksNeitherFoundationNetworkingNorLibcurl() async throws {
+        let result = try await run(onPath("ldd")!, [RunningServer.binary!])
         #expect(result.status == 0)
         #expect(result.text.contains("libFoundationEssentials"))  // ldd did list the server's libraries
         #expect(!result.text.contains("FoundationNetworking"), "\(result.text)")

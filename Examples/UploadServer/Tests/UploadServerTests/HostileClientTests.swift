@@ -10,9 +10,11 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("Scripts/hostile_clients.py").path
 
     /// Runs a scenario against `server` and returns its JSON report.
-    static func scenario(_ name: String, on server: RunningServer, _ options: [String] = []) throws -> [String: Any] {
+    static func scenario(_ name: String, on server: RunningServer, _ options: [String] = []) async throws -> [String:
+        Any]
+    {
         let python = try #require(onPath("python3"))
-        let result = try run(python, [script, String(server.port), name] + options)
+        let result = try await run(python, [script, String(server.port), name] + options)
         try #require(result.status == 0, "\(name): \(result.errors)")
         return try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text)")
     }
@@ -24,12 +26,12 @@ import Testing
     ]
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func slowHeadersAreCutWhileANormalUploadIsAnswered() throws {
+    func slowHeadersAreCutWhileANormalUploadIsAnswered() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
         let before = try #require(server.openDescriptors())
         // 60 connections: nothing, half a request line, half the headers.
-        let report = try Self.scenario("slow-headers", on: server, ["--connections", "60", "--hold", "20"])
+        let report = try await Self.scenario("slow-headers", on: server, ["--connections", "60", "--hold", "20"])
         #expect(report["closed"] as? Int == 60, "\(report)")
         let upload = report["upload_meanwhile"] as? [String: Any]
         #expect(upload?["status"] as? Int == 200, "\(report)")
@@ -40,34 +42,34 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func tricklingBodiesAreAnswered408AndLeaveNothing() throws {
+    func tricklingBodiesAreAnswered408AndLeaveNothing() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
         let before = try #require(server.openDescriptors())
-        let report = try Self.scenario("slow-bodies", on: server, ["--connections", "10", "--hold", "30"])
+        let report = try await Self.scenario("slow-bodies", on: server, ["--connections", "10", "--hold", "30"])
         #expect(report["answers"] as? [Int] == Array(repeating: 408, count: 10), "\(report)")
         #expect(try server.spooledFiles() == [])
         #expect((server.openDescriptors() ?? .max) <= before + 2)
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func stalledBodiesAreAnswered408AndLeaveNothing() throws {
+    func stalledBodiesAreAnswered408AndLeaveNothing() async throws {
         // Half a file, then nothing: an idle timeout would cut these too, but the body's own rule answers first.
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
-        let report = try Self.scenario("stalled", on: server, ["--connections", "10", "--hold", "30"])
+        let report = try await Self.scenario("stalled", on: server, ["--connections", "10", "--hold", "30"])
         #expect(report["answers"] as? [Int] == Array(repeating: 408, count: 10), "\(report)")
         #expect(try server.spooledFiles() == [])
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func clientsThatNeverReadTheirAnswerPinNoMemory() throws {
+    func clientsThatNeverReadTheirAnswerPinNoMemory() async throws {
         // Ten forms of eight 1 MiB fields of 0x01, answers never read. Each answer echoed every field (48 MB), and
         // ten such clients took the server from 31 to 594 MB; the echo is bounded now, and stuck writes time out.
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
         let before = try #require(server.residentKiB())
-        let report = try Self.scenario("never-read", on: server, ["--connections", "10", "--hold", "4"])
+        let report = try await Self.scenario("never-read", on: server, ["--connections", "10", "--hold", "4"])
         let after = try #require(server.residentKiB())
         #expect(report["connections"] as? Int == 10, "\(report)")
         #expect(after - before < 64 * 1024, "resident memory \(before) KiB → \(after) KiB")
@@ -75,10 +77,10 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func aRefusalIsAnsweredAndTheRestOfTheBodyIsNotRead() throws {
+    func aRefusalIsAnsweredAndTheRestOfTheBodyIsNotRead() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
-        let report = try Self.scenario("refused", on: server)
+        let report = try await Self.scenario("refused", on: server)
         #expect(report["status"] as? Int == 415, "\(report)")
         let sent = try #require(report["sent_before_close"] as? Int)
         #expect(sent < 256 << 20, "the server took \(sent) bytes of a refused 1 GiB body")
@@ -86,10 +88,10 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
-    func uploadsPastTheLimitAreAnswered503AtOnce() throws {
+    func uploadsPastTheLimitAreAnswered503AtOnce() async throws {
         let server = try RunningServer(arguments: Self.quick + ["--max-uploads", "2", "--body-window", "3"])
         defer { server.stop() }
-        let report = try Self.scenario("stalled", on: server, ["--connections", "5", "--hold", "30"])
+        let report = try await Self.scenario("stalled", on: server, ["--connections", "5", "--hold", "30"])
         let answers = try #require(report["answers"] as? [Int])
         #expect(answers.sorted() == [408, 408, 503, 503, 503], "\(report)")
         #expect(try server.spooledFiles() == [])
@@ -98,7 +100,7 @@ import Testing
     @Test(
         .enabled(if: onPath("python3") != nil && onPath("prlimit") != nil, "needs python3 and prlimit (util-linux)"),
         .timeLimit(.minutes(3)))
-    func withFewDescriptorsTheServerRefusesBeforeRunningOutAndNeverSpins() throws {
+    func withFewDescriptorsTheServerRefusesBeforeRunningOutAndNeverSpins() async throws {
         // 256 descriptors: 64 uploads at once ((256 - 64) / 3) and 128 connections (256 - 64 - 64). 120 stalled
         // uploads get 64 408s and 56 503s. Then 400 connections that send nothing, held: past 128 each is answered
         // 503 at once, so accept never fails with EMFILE, on which NIO 2.101 spins a core (measured before the
@@ -107,20 +109,20 @@ import Testing
             arguments: Self.quick + ["--body-window", "3", "--header-timeout", "30"],
             launcher: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
         defer { server.stop() }
-        let report = try Self.scenario("stalled", on: server, ["--connections", "120", "--hold", "40"])
+        let report = try await Self.scenario("stalled", on: server, ["--connections", "120", "--hold", "40"])
         let answers = try #require(report["answers"] as? [Int])
         #expect(answers.filter { $0 == 503 }.count == 56, "\(report)")
         #expect(answers.filter { $0 == 408 }.count == 64, "\(report)")
 
         let ticksBefore = try #require(server.cpuTicks())
-        let flood = try Self.scenario("idle-flood", on: server, ["--connections", "400", "--hold", "8"])
+        let flood = try await Self.scenario("idle-flood", on: server, ["--connections", "400", "--hold", "8"])
         let ticks = try #require(server.cpuTicks()) - ticksBefore
         #expect(flood["answered_503"] as? Int == 400 - 128, "\(flood)")
         let meanwhile = try #require(flood["upload_meanwhile"] as? [String: Any])
         #expect(meanwhile["status"] as? Int == 503, "\(flood)")
         // Clock ticks are hundredths of a second: under a tenth of a core over the 8 s hold (a spin takes all of it).
         #expect(ticks < 80, "the server used \(ticks) ticks while 400 idle connections were held for 8 s")
-        #expect(try Self.scenario("upload", on: server)["status"] as? Int == 200)
+        #expect(try await Self.scenario("upload", on: server)["status"] as? Int == 200)
         #expect(try server.spooledFiles() == [])
         print(
             "HostileClientTests: 256 descriptors: \(answers.count) stalled uploads; 400 idle connections held 8 s: \(ticks) ticks, \(flood)"
@@ -128,18 +130,18 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
-    func pipelinedRequestsGetTheirContinueInOrder() throws {
+    func pipelinedRequestsGetTheirContinueInOrder() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
         // Three GETs, then the POST's 100 Continue, then its answer: the 100 used to come first.
-        #expect(try Self.scenario("pipeline", on: server)["order"] as? [Int] == [200, 200, 200, 100, 200])
+        #expect(try await Self.scenario("pipeline", on: server)["order"] as? [Int] == [200, 200, 200, 100, 200])
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
-    func doubtfulFramingIsRefusedAndTheConnectionClosed() throws {
+    func doubtfulFramingIsRefusedAndTheConnectionClosed() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
-        let report = try Self.scenario("framing", on: server)
+        let report = try await Self.scenario("framing", on: server)
         func outcome(_ name: String) -> (Int?, Bool?) {
             let result = report[name] as? [String: Any]
             return (result?["status"] as? Int, result?["closed"] as? Bool)
@@ -151,10 +153,10 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
-    func theDiskBudgetIsAnswered507WithoutAPath() throws {
+    func theDiskBudgetIsAnswered507WithoutAPath() async throws {
         let server = try RunningServer(arguments: Self.quick + ["--disk-budget", "100000"])
         defer { server.stop() }
-        let report = try Self.scenario("upload", on: server)
+        let report = try await Self.scenario("upload", on: server)
         #expect(report["status"] as? Int == 507, "\(report)")
         let body = try #require(report["body"] as? String)
         #expect(body.contains("insufficientStorage") && !body.contains(server.spool.path), "\(body)")
@@ -162,11 +164,11 @@ import Testing
     }
 
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
-    func aFailureOfTheServersOwnIsAnsweredWithoutItsPaths() throws {
+    func aFailureOfTheServersOwnIsAnsweredWithoutItsPaths() async throws {
         let server = try RunningServer(arguments: Self.quick)
         defer { server.stop() }
         try FileManager.default.removeItem(at: server.spool)  // every spool file now fails to be created
-        let report = try Self.scenario("upload", on: server)
+        let report = try await Self.scenario("upload", on: server)
         #expect(report["status"] as? Int == 500, "\(report)")
         let body = try #require(report["body"] as? String)
         #expect(body.contains("writeFailed") && !body.contains(server.spool.path) && !body.contains("/tmp"), "\(body)")

@@ -99,8 +99,21 @@ struct Finished {
     var text: String { String(decoding: output, as: UTF8.self) }
 }
 
-/// Runs `executable` with `arguments` to its end.
-func run(_ executable: String, _ arguments: [String]) throws -> Finished {
+/// Runs `executable` with `arguments` to its end, waiting on a thread of its own.
+///
+/// A test that waits for a program must not hold a thread of Swift's concurrency pool: the pool has as many threads
+/// as the machine has cores (two on CI), and a browser or a 2 GiB curl upload running for a minute on one of them, with
+/// another test waiting the same way, leaves no thread for every other test's async work. The clients' request
+/// bodies are such work: they stalled for ten seconds, and the server rightly timed them out.
+func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try runWaiting(executable, arguments) }) }.start()
+    }
+}
+
+/// Runs `executable` with `arguments` to its end, blocking the calling thread (for synchronous callers only, such as
+/// the conditions of `.enabled(if:)`).
+func runWaiting(_ executable: String, _ arguments: [String]) throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -110,11 +123,14 @@ func run(_ executable: String, _ arguments: [String]) throws -> Finished {
     process.standardError = errors
     try process.run()
     let collected = Collected()
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        collected.errors = errors.fileHandleForReading.readDataToEndOfFile()
+        done.signal()
+    }.start()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    group.wait()
+    done.wait()
     return Finished(
         status: process.terminationStatus, output: data, errors: String(decoding: collected.errors, as: UTF8.self))
 }
@@ -131,7 +147,8 @@ func onPath(_ name: String) -> String? {
 
 /// python3 when it can import `module`.
 func python(with module: String) -> String? {
-    guard let python = onPath("python3"), let result = try? run(python, ["-c", "import \(module)"]), result.status == 0
+    guard let python = onPath("python3"), let result = try? runWaiting(python, ["-c", "import \(module)"]),
+        result.status == 0
     else { return nil }
     return python
 }
