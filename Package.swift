@@ -64,18 +64,52 @@ let package = Package(
             ],
             swiftSettings: upcoming
         ),
+        // Tests: one target per product, each depending on its product and the shared helpers alone.
+        .target(
+            name: "MultipartTestSupport",  // helpers the test targets share; swift-crypto only to hash what peers read
+            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/MultipartTestSupport",
+            swiftSettings: upcoming
+        ),
         .testTarget(
             name: "StreamingMultipartTests",
             dependencies: [
-                "StreamingMultipart",
-                "StreamingMultipartURLSession",
-                "StreamingMultipartCrypto",
-                "StreamingMultipartNIO",
-                "MultipartCLI",  // so `swift test` builds the `multipart` binary that CLITests runs
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                "StreamingMultipart", "MultipartTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartURLSessionTests",
+            dependencies: ["StreamingMultipartURLSession", "MultipartTestSupport"],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartNIOTests",
+            dependencies: [
+                "StreamingMultipartNIO", "MultipartTestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartCryptoTests",
+            dependencies: ["StreamingMultipartCrypto", "MultipartTestSupport"],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "MultipartCLITests",
+            dependencies: [
+                "MultipartCLI",  // so that `swift test` builds the `multipart` binary these tests run
+                "MultipartTestSupport",
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "DocumentationTests",  // the README's and the DocC catalogs' examples, compiled and run
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartNIO",
+                "StreamingMultipartCrypto", "MultipartTestSupport",
             ],
             swiftSettings: upcoming
         ),

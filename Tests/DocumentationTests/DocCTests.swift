@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite struct DocCTests {
     @Test func everySwiftBlockOfTheCatalogsIsAFileCompiledAsItIs() throws {
         let sources = Repository.root.appendingPathComponent("Sources")
-        let folder = Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/DocC")
+        let folder = Repository.root.appendingPathComponent("Tests/DocumentationTests/DocC")
         var expected: Set<String> = []
         for product in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
             let catalog = sources.appendingPathComponent("\(product)/\(product).docc")

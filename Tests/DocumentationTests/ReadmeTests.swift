@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import StreamingMultipartNIO
 import Testing
@@ -8,14 +9,14 @@ import FoundationNetworking
 #endif
 
 /// The README's examples compile exactly as printed, imports included: each ```swift block of README.md is, whole,
-/// one file of `Tests/StreamingMultipartTests/Readme/` (in order), compiled into this target; the tests here run them.
+/// one file of `Tests/DocumentationTests/Readme/` (in order), compiled into this target; the tests here run them.
 @Suite(.serialized) struct ReadmeTests {
     @Test func everySwiftBlockOfTheReadmeIsAFileCompiledAsItIs() throws {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
         }
-        let folder = Repository.root.appendingPathComponent("Tests/StreamingMultipartTests/Readme")
+        let folder = Repository.root.appendingPathComponent("Tests/DocumentationTests/Readme")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
             .sorted()
         #expect(blocks.count == files.count, "README blocks: \(blocks.count), files: \(files)")
@@ -41,7 +42,7 @@ import FoundationNetworking
 
     @Test(.enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"))
     func urlSessionExamplesUploadToARealServer() async throws {
-        let server = try URLSessionInteropTests.Server(python: try #require(Peers.pythonMultipart))
+        let server = try PeerUploadServer(python: try #require(Peers.pythonMultipart))
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let body = try exampleBody()

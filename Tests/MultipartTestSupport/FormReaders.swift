@@ -3,39 +3,46 @@ import StreamingMultipart
 
 /// Other parsers of multipart/form-data, each run once on a whole batch of bodies (`Tests/Peers/read_forms.*`):
 /// Go's `mime/multipart`, Werkzeug, python-multipart, Python's `multipart` and Node's undici.
-enum FormReaders {
+package enum FormReaders {
     /// A body to read.
-    struct Body: Encodable {
+    package struct Body: Encodable {
         // swift-format-ignore: AlwaysUseLowerCamelCase
-        var content_type: String  // the readers' JSON key
-        var body: String  // base64
+        package var content_type: String  // the readers' JSON key
+        package var body: String  // base64
 
-        init(contentType: String, bytes: [UInt8]) {
+        package init(contentType: String, bytes: [UInt8]) {
             content_type = contentType
             body = Data(bytes).base64EncodedString()
         }
     }
 
     /// What one reader made of one body: its parts, or the error it gave.
-    struct Reading: Decodable {
-        struct Part: Decodable, Hashable, Comparable {
-            var name: String
-            var filename: String?
-            var size: Int
-            var sha256: String
+    package struct Reading: Decodable {
+        package struct Part: Decodable, Hashable, Comparable {
+            package var name: String
+            package var filename: String?
+            package var size: Int
+            package var sha256: String
 
-            static func < (a: Part, b: Part) -> Bool { (a.name, a.sha256, a.size) < (b.name, b.sha256, b.size) }
+            package init(name: String, filename: String?, size: Int, sha256: String) {
+                self.name = name
+                self.filename = filename
+                self.size = size
+                self.sha256 = sha256
+            }
+
+            package static func < (a: Part, b: Part) -> Bool { (a.name, a.sha256, a.size) < (b.name, b.sha256, b.size) }
         }
 
-        var parts: [Part]?
-        var error: String?
+        package var parts: [Part]?
+        package var error: String?
     }
 
     /// The readers' names, in the order their readings are listed.
-    static let names = ["go", "werkzeug", "python-multipart", "multipart", "undici"]
+    package static let names = ["go", "werkzeug", "python-multipart", "multipart", "undici"]
 
     /// Why the readers cannot run here, or nil when all five can.
-    static let missing: String? = {
+    package static let missing: String? = {
         var missing: [String] = []
         if Peers.python3(with: ["werkzeug", "python_multipart", "multipart"]) == nil {
             missing.append("python3 with werkzeug, python-multipart and multipart")
@@ -46,7 +53,7 @@ enum FormReaders {
     }()
 
     /// `Tests/Peers/read_forms.go`, built once into a temporary folder.
-    static let goReader: String? = {
+    package static let goReader: String? = {
         guard let go = executableOnPath("go") else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sm-go-\(UUID().uuidString)")
         let binary = folder.appendingPathComponent("read_forms").path
@@ -61,7 +68,7 @@ enum FormReaders {
     }()
 
     /// Every reader's reading of every body: `result[reader][body]`, readers in ``names`` order.
-    static func read(_ bodies: [Body]) throws -> [[Reading]] {
+    package static func read(_ bodies: [Body]) throws -> [[Reading]] {
         let input = [UInt8](try JSONEncoder().encode(bodies))
         let python = try requireProgram(Peers.python3(with: ["werkzeug", "python_multipart", "multipart"]), "python3")
         let commands: [(String, [String])] = [

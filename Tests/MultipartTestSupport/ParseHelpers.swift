@@ -1,32 +1,32 @@
-import StreamingMultipart
-import Testing
+package import StreamingMultipart
+package import Testing
 
 /// A part as the parser reported it.
-struct ParsedPart: Equatable {
-    var head: MultipartParser.PartHead
-    var body: [UInt8]
-    var name: String { head.name }
-    var text: String { String(decoding: body, as: UTF8.self) }
+package struct ParsedPart: Equatable {
+    package var head: MultipartParser.PartHead
+    package var body: [UInt8]
+    package var name: String { head.name }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// What parsing a whole body gave: the parts and quirks, or the error.
-enum ParseOutcome: Equatable {
+package enum ParseOutcome: Equatable {
     case parsed([ParsedPart], MultipartParser.Quirks)
     /// The error, and what was emitted before it (which must not depend on the chunking either).
     case failed(MultipartError.Code, offset: Int64?, partsSoFar: [ParsedPart] = [], quirks: MultipartParser.Quirks = [])
 
-    var parts: [ParsedPart]? {
+    package var parts: [ParsedPart]? {
         if case .parsed(let parts, _) = self { return parts }
         return nil
     }
 
-    var error: MultipartError.Code? {
+    package var error: MultipartError.Code? {
         if case .failed(let code, _, _, _) = self { return code }
         return nil
     }
 
     /// The quirks the parser reported, whether it succeeded or failed.
-    var quirks: MultipartParser.Quirks {
+    package var quirks: MultipartParser.Quirks {
         switch self {
         case .parsed(_, let quirks), .failed(_, _, _, let quirks): quirks
         }
@@ -34,7 +34,7 @@ enum ParseOutcome: Equatable {
 }
 
 /// Parses `body` fed as the given chunks, checking that events come in a valid order.
-func parse(
+package func parse(
     _ body: [UInt8], boundary: String, mode: MultipartParser.Mode = .strict, limits: MultipartParser.Limits = .default,
     splitAt cuts: [Int]
 ) -> ParseOutcome {
@@ -81,7 +81,7 @@ func parse(
 
 /// Parses `body` whole, one byte at a time, and split in two at every position; every chunking must give the
 /// same outcome, which is returned.
-func parseEveryChunking(
+package func parseEveryChunking(
     _ body: [UInt8], boundary: String, mode: MultipartParser.Mode = .strict, limits: MultipartParser.Limits = .default,
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> ParseOutcome {
@@ -100,10 +100,10 @@ func parseEveryChunking(
 
 extension MultipartBoundary {
     /// A boundary as a parser gets it from a Content-Type (up to 256 bytes, any printable characters).
-    init(contentTypeBoundary value: String) throws {
+    package init(contentTypeBoundary value: String) throws {
         try self.init(contentType: "multipart/form-data; boundary=\"\(value)\"")
     }
 }
 
 /// Bytes from a string with `\r\n` written out.
-func crlf(_ text: String) -> [UInt8] { Array(text.utf8) }
+package func crlf(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,45 +1,54 @@
 import Crypto
-import Foundation
-import StreamingMultipart
+package import Foundation
+package import StreamingMultipart
 
 /// A part as a peer reports it, and as a test expects it.
-struct PeerPart: Codable, Hashable, Comparable {
-    var name: String
-    var filename: String?
+package struct PeerPart: Codable, Hashable, Comparable {
+    package var name: String
+    package var filename: String?
     // swift-format-ignore: AlwaysUseLowerCamelCase
-    var content_type: String?  // the peer's JSON key
-    var size: Int
-    var sha256: String
+    package var content_type: String?  // the peer's JSON key
+    package var size: Int
+    package var sha256: String
 
-    static func < (a: PeerPart, b: PeerPart) -> Bool {
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    package init(name: String, filename: String?, content_type: String?, size: Int, sha256: String) {
+        self.name = name
+        self.filename = filename
+        self.content_type = content_type
+        self.size = size
+        self.sha256 = sha256
+    }
+
+    package static func < (a: PeerPart, b: PeerPart) -> Bool {
         (a.name, a.sha256, a.filename ?? "") < (b.name, b.sha256, b.filename ?? "")
     }
 }
 
-struct PeerReply: Codable {
-    var parts: [PeerPart]?
+package struct PeerReply: Codable {
+    package var parts: [PeerPart]?
     // swift-format-ignore: AlwaysUseLowerCamelCase
-    var content_length: String?  // the peer's JSON keys
+    package var content_length: String?  // the peer's JSON keys
     // swift-format-ignore: AlwaysUseLowerCamelCase
-    var transfer_encoding: String?
+    package var transfer_encoding: String?
     // swift-format-ignore: AlwaysUseLowerCamelCase
-    var content_encoding: String?
-    var received: Int?
-    var error: String?
+    package var content_encoding: String?
+    package var received: Int?
+    package var error: String?
 }
 
-func sha256Hex(_ bytes: some DataProtocol) -> String {
+package func sha256Hex(_ bytes: some DataProtocol) -> String {
     SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
 }
 
 /// A form built from random parts, with what a peer should find in it.
-struct RandomForm {
-    var body = MultipartBody()
-    var expected: [PeerPart] = []
+package struct RandomForm {
+    package var body = MultipartBody()
+    package var expected: [PeerPart] = []
 
     /// Random text fields, in-memory files, file parts and stream parts; contents include CR, LF and prefixes of
     /// the boundary.
-    init(random: inout some RandomNumberGenerator, folder: TemporaryFolder, maxSize: Int) throws {
+    package init(random: inout some RandomNumberGenerator, folder: TemporaryFolder, maxSize: Int) throws {
         let names = ["title", "résumé", "tags[]", "user[name]", "data", "x"]
         for index in 0..<Int.random(in: 1...6, using: &random) {
             let name = names.randomElement(using: &random)! + "\(index)"

@@ -1,52 +1,51 @@
-import Foundation
-import StreamingMultipart
+package import Foundation
+package import StreamingMultipart
 import Testing
 
 /// Paths in the repository, found from this file's location.
-enum Repository {
-    static let root = URL(fileURLWithPath: #filePath)
+package enum Repository {
+    package static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let fixtures = root.appendingPathComponent("Fixtures")
-    static func input(_ name: String) -> URL { fixtures.appendingPathComponent("inputs/\(name)") }
-    static func golden(_ name: String) throws -> [UInt8] {
+    package static let fixtures = root.appendingPathComponent("Fixtures")
+    package static func input(_ name: String) -> URL { fixtures.appendingPathComponent("inputs/\(name)") }
+    package static func golden(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: fixtures.appendingPathComponent("golden/\(name).body")))
     }
-    static func peerScript(_ name: String) -> String { root.appendingPathComponent("Tests/Peers/\(name)").path }
+    package static func peerScript(_ name: String) -> String { root.appendingPathComponent("Tests/Peers/\(name)").path }
 }
 
 /// A fresh folder under the system's temporary folder; `remove()` deletes it.
-struct TemporaryFolder {
-    let url: URL
+package struct TemporaryFolder {
+    package let url: URL
 
-    init() throws {
+    package init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("sm-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    func file(_ name: String, contents: [UInt8]) throws -> URL {
+    package func file(_ name: String, contents: [UInt8]) throws -> URL {
         let file = url.appendingPathComponent(name)
         try Data(contents).write(to: file)
         return file
     }
 
-    func contents() throws -> [String] {
+    package func contents() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
     }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    package func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
 extension MultipartBody {
     /// The whole body, read through a reader in reads of `bufferSize` bytes.
-    func bytes(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
+    package func bytes(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
         var reader = makeReader()
         return try reader.readAll(bufferSize: bufferSize)
     }
 }
 
 extension BodyReader {
-    mutating func readAll(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
+    package mutating func readAll(bufferSize: Int = 64 * 1024) throws -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: bufferSize)
         while true {
@@ -58,7 +57,7 @@ extension BodyReader {
 }
 
 /// Reads a whole `InputStream` with reads of at most `maxLength`.
-func readStream(_ stream: InputStream, maxLength: Int) throws -> [UInt8] {
+package func readStream(_ stream: InputStream, maxLength: Int) throws -> [UInt8] {
     stream.open()
     defer { stream.close() }
     var result: [UInt8] = []
@@ -72,10 +71,10 @@ func readStream(_ stream: InputStream, maxLength: Int) throws -> [UInt8] {
 }
 
 /// A small seeded generator (SplitMix64), so random tests are repeatable and can name their seed.
-struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -85,7 +84,7 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 extension RandomNumberGenerator {
-    mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         var result = [UInt8]()
         result.reserveCapacity(count + 8)
         while result.count < count {
@@ -97,10 +96,10 @@ extension RandomNumberGenerator {
 
 /// Whether this platform lists a process's open files in /proc/self/fd (Linux does; macOS does not, and the tests
 /// that count open descriptors are disabled there with that reason).
-let canListOpenFiles = FileManager.default.fileExists(atPath: "/proc/self/fd")
+package let canListOpenFiles = FileManager.default.fileExists(atPath: "/proc/self/fd")
 
 /// Whether this process has `path` open (Linux: /proc/self/fd).
-func processHasOpen(_ path: String) -> Bool {
+package func processHasOpen(_ path: String) -> Bool {
     let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
     return entries.contains { entry in
@@ -109,19 +108,19 @@ func processHasOpen(_ path: String) -> Bool {
 }
 
 /// What a finished program said.
-struct ProgramResult {
-    var status: Int32
-    var stdout: [UInt8]
-    var stderr: String
-    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+package struct ProgramResult {
+    package var status: Int32
+    package var stdout: [UInt8]
+    package var stderr: String
+    package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 }
 
 /// SIGPIPE ignored in the test process, once: a write to a program that already exited must fail with EPIPE, not
 /// kill every test.
-let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+package let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// Runs a program to completion, feeding `input` on standard input.
-func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
+package func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> ProgramResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -152,16 +151,16 @@ func runProgram(_ executable: String, _ arguments: [String], input: [UInt8] = []
 }
 
 /// A value behind a lock, for test helpers that share one across threads.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    package init(_ value: Value) { self.value = value }
+    package func get() -> Value { lock.withLock { value } }
+    package func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }
 
 /// The first `name` on PATH that is executable.
-func executableOnPath(_ name: String) -> String? {
+package func executableOnPath(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
     return path.split(separator: ":").map { "\($0)/\(name)" }.first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -171,16 +170,16 @@ func executableOnPath(_ name: String) -> String? {
 /// The peers the interop tests run against, looked for once. A test that needs one is enabled only where it is
 /// present (`@Test(.enabled(if: Peers.… != nil, "why"))`), so a missing peer shows as a skipped test with its
 /// reason, never as a pass; `.ci/run` installs them all.
-enum Peers {
+package enum Peers {
     /// python3 with python-multipart and Werkzeug.
-    static let pythonParsers = python3(with: ["python_multipart", "werkzeug"])
+    package static let pythonParsers = python3(with: ["python_multipart", "werkzeug"])
     /// python3 with python-multipart (the upload server).
-    static let pythonMultipart = python3(with: ["python_multipart"])
+    package static let pythonMultipart = python3(with: ["python_multipart"])
     /// python3 with the multipart-form-data-conformance suite.
-    static let conformance = python3(with: ["multipart_form_data_conformance"])
+    package static let conformance = python3(with: ["multipart_form_data_conformance"])
 
     /// The `multipart` binary beside the test bundle (SwiftPM puts every product in one folder).
-    static let multipart: String? = {
+    package static let multipart: String? = {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [
             beside.appendingPathComponent("multipart").path,
@@ -191,7 +190,7 @@ enum Peers {
     }()
 
     /// The python3 on PATH that can import `modules`, or nil (looked up anew at each call).
-    static func python3(with modules: [String]) -> String? {
+    package static func python3(with modules: [String]) -> String? {
         guard let python = executableOnPath("python3") else { return nil }
         let check = modules.map { "import \($0)" }.joined(separator: "; ")
         guard let result = try? runProgram(python, ["-c", check]), result.status == 0 else { return nil }
@@ -203,7 +202,7 @@ extension MultipartSpooler.Limits {
     /// The defaults without a body timeout, for every test that is not about timeouts: the timeout reads a wall
     /// clock, so on a shared machine whose cores are busy a starved spool would be cut as a slow client
     /// (`BodyTimeoutTests` and the example server's tests hold the timeout itself).
-    static var untimed: Self {
+    package static var untimed: Self {
         var limits = Self()
         limits.bodyTimeout = nil
         return limits

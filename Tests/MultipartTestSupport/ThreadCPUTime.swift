@@ -14,14 +14,14 @@ import Darwin
 /// Unlike a wall clock it stands still while the thread waits for a core, so two of its readings compare the
 /// same way on an idle machine and on one whose cores are busy with other work (measured here: a 64 MB scan took
 /// 0.55–0.59 s of thread CPU time both idle and under `stress -c 2 -m 1`, while its wall time doubled).
-func threadCPUTime() -> Duration {
+package func threadCPUTime() -> Duration {
     var time = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
     return .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
 }
 
 /// The thread CPU time `body` takes on the calling thread.
-func measureThreadCPUTime<Result>(_ body: () throws -> Result) rethrows -> (Result, Duration) {
+package func measureThreadCPUTime<Result>(_ body: () throws -> Result) rethrows -> (Result, Duration) {
     let start = threadCPUTime()
     let result = try body()
     return (result, threadCPUTime() - start)
@@ -30,7 +30,7 @@ func measureThreadCPUTime<Result>(_ body: () throws -> Result) rethrows -> (Resu
 /// The thread CPU time async `body` takes on `executor`'s one thread, where every one of its nonisolated steps
 /// runs (work it hands to another task, such as the spooler's hashing, is not counted).
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-func measureThreadCPUTime<Result: Sendable>(
+package func measureThreadCPUTime<Result: Sendable>(
     on executor: OneThreadExecutor, _ body: @Sendable () async throws -> Result
 ) async throws -> (Result, Duration) {
     try await withTaskExecutorPreference(executor) {
@@ -45,18 +45,18 @@ func measureThreadCPUTime<Result: Sendable>(
 
 /// A task executor with one thread of its own, stopped by ``shutdown()``.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
-final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+package final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []  // guarded by `condition`
     private var stopping = false  // guarded by `condition`
 
-    init() {
+    package init() {
         let thread = Thread { [self] in run() }
         thread.name = "OneThreadExecutor"
         thread.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -65,7 +65,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Ends the thread once the jobs enqueued so far have run.
-    func shutdown() {
+    package func shutdown() {
         condition.lock()
         stopping = true
         condition.signal()
@@ -94,7 +94,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
 /// times in all, and the minimums are compared, so that one run slowed by something else on the machine (a page
 /// fault storm, a descheduled core) does not fail the check while a quadratic loop, slower on every run, still
 /// does.
-func linearGrowthRatio(
+package func linearGrowthRatio(
     limit: Double, attempts: Int = 3, medium: () throws -> Duration, large: () throws -> Duration
 ) rethrows -> (ratio: Double, medium: Duration, large: Duration) {
     var bestMedium = try medium()
@@ -107,7 +107,7 @@ func linearGrowthRatio(
 }
 
 /// ``linearGrowthRatio(limit:attempts:medium:large:)`` for async runs.
-func linearGrowthRatio(
+package func linearGrowthRatio(
     limit: Double, attempts: Int = 3, medium: () async throws -> Duration, large: () async throws -> Duration
 ) async rethrows -> (ratio: Double, medium: Duration, large: Duration) {
     var bestMedium = try await medium()
@@ -125,7 +125,8 @@ func linearGrowthRatio(
 /// as long as it takes: two 64 MB floods at once hold both for minutes, and every async test beside them waits,
 /// its timers included, which made timing-sensitive tests (a body timeout's window) misread a starved process for a
 /// slow client. Long synchronous work goes here instead; its checks stay on the test's task.
-func onThreadOfItsOwn<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+package func onThreadOfItsOwn<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result
+{
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Swift.Result { try work() }) }
         thread.stackSize = 8 << 20

@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartNIO
@@ -93,7 +94,7 @@ import Testing
 
     @Test(.enabled(if: canListOpenFiles, "lists open files through /proc/self/fd (Linux only)"))
     func cancellingTheTaskClosesTheFile() async throws {
-        try await AsyncChunksTests.cancellingTheTaskClosesTheFile { $0.byteBuffers(size: 1024) }
+        try await expectCancellingTheTaskClosesTheFile { $0.byteBuffers(size: 1024) }
     }
 
     @Test func aBodyThatFailsMidwayThrows() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,12 +1,8 @@
 import Foundation
-import StreamingMultipartURLSession
+import MultipartTestSupport
 import Testing
 
 @testable import StreamingMultipart
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A compressed body through every output the builder has, and back through the decompressing parser.
 @Suite struct CompressedBodyTests {
@@ -55,22 +51,6 @@ import FoundationNetworking
             let written = [UInt8](try Data(contentsOf: file))
             #expect(length == Int64(written.count) && written == streamed)
         }
-    }
-
-    @Test func urlRequestsSayTheEncodingAndOnlyAnExactLength() throws {
-        let body = try body()
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        var streaming = URLRequest(url: URL(string: "http://127.0.0.1/")!)
-        streaming.setMultipartBody(body, compression: .gzip)
-        #expect(streaming.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
-        #expect(streaming.value(forHTTPHeaderField: "Content-Length") == nil)
-        var fromFile = URLRequest(url: URL(string: "http://127.0.0.1/")!)
-        let file = folder.url.appendingPathComponent("upload.body")
-        let length = try fromFile.setMultipartBody(body, writingTo: file, compression: .deflate)
-        #expect(fromFile.value(forHTTPHeaderField: "Content-Encoding") == "deflate")
-        #expect(fromFile.value(forHTTPHeaderField: "Content-Length") == String(length))
-        #expect(try Data(contentsOf: file).count == Int(length))
     }
 
     /// Built compressed, parsed decompressing: the same parts as the plain body, at every chunking.

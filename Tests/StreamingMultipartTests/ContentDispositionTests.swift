@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import PropertyBased
 import StreamingMultipart
 import Testing

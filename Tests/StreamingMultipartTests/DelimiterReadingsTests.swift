@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 
@@ -78,7 +78,7 @@ import Testing
             return parts.map {
                 Part(
                     name: $0.name, filename: $0.head.filename, size: $0.body.count,
-                    sha256: SHA256.hash(data: $0.body).map { String(format: "%02x", $0) }.joined())
+                    sha256: sha256Hex($0.body))
             }
         }
     }

@@ -1,3 +1,4 @@
+import MultipartTestSupport
 import Testing
 
 @testable import StreamingMultipart

@@ -1,3 +1,4 @@
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 

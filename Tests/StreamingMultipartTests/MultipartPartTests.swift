@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 

@@ -1,7 +1,6 @@
-import Crypto
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
-import StreamingMultipartCrypto
 import Testing
 
 #if canImport(Glibc)
@@ -9,16 +8,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// The chunks of `bytes`, `size` bytes each, as an async sequence.
-func chunkStream(_ bytes: [UInt8], size: Int) -> AsyncStream<[UInt8]> {
-    AsyncStream { continuation in
-        for start in stride(from: 0, to: bytes.count, by: size) {
-            continuation.yield(Array(bytes[start..<min(start + size, bytes.count)]))
-        }
-        continuation.finish()
-    }
-}
 
 /// A body source that sends `bytes` in chunks of `size` and then fails as a dropped connection does.
 struct DroppedConnection: AsyncSequence {
@@ -63,7 +52,7 @@ struct DroppedConnection: AsyncSequence {
         defer { folder.remove() }
         let body = try sampleBody()
         let bytes = try body.bytes()
-        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed, digest: SHA256Digest.self)
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed, digest: FNV1aDigest.self)
         let form = try await spooler.spool(chunkStream(bytes, size: size), contentType: body.contentType)
 
         #expect(form.fields.map(\.name) == ["caption", "tag", "tag"])
@@ -79,14 +68,14 @@ struct DroppedConnection: AsyncSequence {
         #expect(photo.byteCount == Int64(Self.photo.count))
         #expect(photo.partIndex == 1)
         #expect(try photo.contents() == Self.photo)
-        #expect(photo.digest?.algorithm == "sha-256")
-        #expect(photo.digest?.hex == sha256Hex(Self.photo))
+        #expect(photo.digest?.algorithm == "fnv-1a-64")
+        #expect(photo.digest?.hex == FNV1aDigest.hex(Self.photo))
         #expect(!photo.isInMemory)
 
         let empty = try #require(form.file(named: "empty"))
         #expect(empty.byteCount == 0)
         #expect(try empty.contents() == [])
-        #expect(empty.digest?.hex == sha256Hex([UInt8]()))
+        #expect(empty.digest?.hex == FNV1aDigest.hex([UInt8]()))
 
         // Named by the spooler, never by the client; the owner alone may read them.
         let names = try folder.contents()
@@ -334,12 +323,12 @@ struct DroppedConnection: AsyncSequence {
         try body.append(.data(Data(repeating: 2, count: 1024), name: "edge", filename: "edge.bin"))
         var limits = MultipartSpooler.Limits.untimed
         limits.memoryThreshold = 1024
-        let form = try await MultipartSpooler(directory: folder.url, limits: limits, digest: SHA256Digest.self).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: limits, digest: FNV1aDigest.self).spool(
             chunkStream(try body.bytes(), size: 100), contentType: body.contentType)
         #expect(form.files.map(\.isInMemory) == [true, false, true])
         #expect(try form.files[0].contents() == [UInt8](repeating: 1, count: 1000))
         #expect(try form.files[1].contents() == Self.photo)
-        #expect(form.files[1].digest?.hex == sha256Hex(Self.photo))
+        #expect(form.files[1].digest?.hex == FNV1aDigest.hex(Self.photo))
         #expect(try form.files[2].contents() == [UInt8](repeating: 2, count: 1024))
         #expect(try folder.contents().count == 1)
 
@@ -408,9 +397,9 @@ struct DroppedConnection: AsyncSequence {
         let body = try sampleBody()
         var reader = body.makeReader(compression: .gzip)
         let gzipped = try reader.readAll()
-        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed, digest: SHA256Digest.self).spool(
+        let form = try await MultipartSpooler(directory: folder.url, limits: .untimed, digest: FNV1aDigest.self).spool(
             chunkStream(gzipped, size: 1000), contentType: body.contentType, contentEncoding: "gzip")
-        #expect(form.file(named: "photo")?.digest?.hex == sha256Hex(Self.photo))
+        #expect(form.file(named: "photo")?.digest?.hex == FNV1aDigest.hex(Self.photo))
         #expect(form.value(of: "caption") == "Sunset over the bay")
     }
 
@@ -509,7 +498,7 @@ struct FloodBody: AsyncSequence, Sendable {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
             throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
         }
-        let spooler = MultipartSpooler(directory: folder.url, limits: limits, digest: SHA256Digest.self)
+        let spooler = MultipartSpooler(directory: folder.url, limits: limits, digest: FNV1aDigest.self)
         let executor = OneThreadExecutor()
         defer { executor.shutdown() }
         return try await measureThreadCPUTime(on: executor) {

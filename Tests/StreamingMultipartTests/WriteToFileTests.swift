@@ -1,6 +1,6 @@
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
-import StreamingMultipartURLSession
 import Testing
 
 @Suite struct WriteToFileTests {
@@ -80,38 +80,4 @@ import Testing
         let cause = try #require(error?.cause as? SystemCallError)
         #expect(cause.call == "open" && cause.errno == ENOENT)
     }
-
-    @Test func urlRequestFromAFileSetsAnExactContentLength() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        var body = MultipartBody()
-        try body.append(.file(at: Repository.input("notes.txt"), name: "notes"))
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:1/upload")!)
-        let file = folder.url.appendingPathComponent("req.body")
-        let length = try request.setMultipartBody(body, writingTo: file)
-        #expect(request.value(forHTTPHeaderField: "Content-Length") == String(length))
-        #expect(request.value(forHTTPHeaderField: "Content-Type") == body.contentType)
-        #expect(request.httpBodyStream == nil)
-        #expect(Int64(try Data(contentsOf: file).count) == length)
-    }
-
-    @Test func urlRequestWithAStreamSetsContentLengthOnlyWhereSafe() throws {
-        var body = MultipartBody()
-        try body.append(.text("x", name: "x"))
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:1/upload")!)
-        request.setValue("999", forHTTPHeaderField: "Content-Length")
-        request.setMultipartBody(body)
-        #expect(request.value(forHTTPHeaderField: "Content-Type") == body.contentType)
-        #expect(request.httpBodyStream != nil)
-        #if canImport(FoundationNetworking)
-        // Linux URLSession sends stream bodies chunked; a Content-Length beside it would make a bad request.
-        #expect(request.value(forHTTPHeaderField: "Content-Length") == nil)
-        #else
-        #expect(request.value(forHTTPHeaderField: "Content-Length") == body.contentLength.map { String($0) })
-        #endif
-    }
 }
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif

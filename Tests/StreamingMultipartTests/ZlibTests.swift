@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import Testing
 
 @testable import StreamingMultipart

@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import StreamingMultipartURLSession
 import Testing
@@ -13,34 +14,6 @@ import FoundationNetworking
     .serialized, .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)")
 )
 struct URLSessionInteropTests {
-    /// The server, started for one test and stopped by closing its standard input.
-    final class Server {
-        let process = Process()
-        let input = Pipe()
-        let port: Int
-
-        init(python: String) throws {
-            let output = Pipe()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [Repository.peerScript("upload_server.py")]
-            process.standardInput = input
-            process.standardOutput = output
-            try process.run()
-            var line = Data()
-            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-                line += byte
-            }
-            self.port = try #require(Int(String(decoding: line, as: UTF8.self)), "the upload server printed no port")
-        }
-
-        var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
-
-        deinit {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-        }
-    }
-
     func makeForm() throws -> (TemporaryFolder, RandomForm) {
         let folder = try TemporaryFolder()
         var random = SeededGenerator(seed: 99)
@@ -58,7 +31,7 @@ struct URLSessionInteropTests {
     func upload(
         _ send: (MultipartBody, inout URLRequest, TemporaryFolder) async throws -> (Data, URLResponse)
     ) async throws -> (reply: PeerReply, expected: [PeerPart]) {
-        let server = try Server(python: try #require(Peers.pythonMultipart))
+        let server = try PeerUploadServer(python: try #require(Peers.pythonMultipart))
         let (folder, form) = try makeForm()
         defer { folder.remove() }
         var request = URLRequest(url: server.url)
