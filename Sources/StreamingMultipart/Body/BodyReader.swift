@@ -167,6 +167,35 @@ public struct BodyReader: ~Copyable {
         try output.withRawOutput { try read(into: &$0) }
     }
 
+    /// When the reader is inside a file part that it neither compresses nor watches for the boundary, with nothing
+    /// staged, copies the rest of that file into `destination` inside the kernel and counts it as read, so that
+    /// `write(to:)` moves a large file into a body file without copying it through this process.
+    ///
+    /// - Returns: `.copied(n)`; `.notHere` when the reader is elsewhere (the caller reads); `.refused` when the
+    ///   kernel will not copy into `destination` (the caller reads, and need not ask again for this destination).
+    mutating func copyFileContent(to destination: OpenFile) throws -> KernelCopyResult {
+        guard case .off = compressing, staging.isEmpty, case .content(let index, .file(var source), nil) = state
+        else { return .notHere }
+        let copied: Int64?
+        do {
+            copied = try source.copyRest(to: destination)
+        } catch {
+            throw fail(error, at: plainBytesRead)
+        }
+        state = .content(index: index, .file(source), nil)
+        guard let copied else { return .refused }
+        plainBytesRead += copied
+        bytesRead += copied
+        return .copied(copied)
+    }
+
+    /// What ``copyFileContent(to:)`` did.
+    enum KernelCopyResult: Equatable {
+        case copied(Int64)
+        case notHere
+        case refused
+    }
+
     /// Appends compressed bytes to `output`: the body is read in blocks into the stage, and zlib writes straight
     /// into `output`. A zlib error fails the reader and closes its file or stream, as a read error does.
     private mutating func readCompressed(into output: inout OutputRawSpan, through stage: CompressionStage) throws {

@@ -109,6 +109,28 @@ struct FileSource {
         return count
     }
 
+    /// Copies what is left of the file into `destination` inside the kernel (``OpenFile/copyInKernel(to:atMost:)``)
+    /// and returns how many bytes, or nil when the kernel copied none (it refused, or the file ended early: a read
+    /// then says which, and fails the part with ``MultipartError/Code/lengthMismatch`` if it ended).
+    mutating func copyRest(to destination: OpenFile) throws -> Int64? {
+        var copied: Int64 = 0
+        while remaining > 0 {
+            let count: Int?
+            do {
+                count = try file.copyInKernel(to: destination, atMost: Int(min(remaining, 1 << 30)))
+            } catch {
+                throw MultipartError(
+                    code: .writeFailed,
+                    message: "copying \(path) into the body's file failed after \(length - remaining) of its bytes",
+                    cause: error)
+            }
+            guard let count, count > 0 else { break }
+            remaining -= Int64(count)
+            copied += Int64(count)
+        }
+        return copied > 0 ? copied : nil
+    }
+
     private func checkSize() throws {
         let size: Int64
         do {

@@ -47,12 +47,21 @@ extension MultipartBody {
         return written
     }
 
-    /// Writes the whole body to an open file in blocks of `blockSize`.
+    /// Writes the whole body to an open file in blocks of `blockSize`; file parts go inside the kernel where it can
+    /// copy them into `file` (``BodyReader``'s `copyFileContent(to:)`), the rest through one block.
     func write(to file: OpenFile, blockSize: Int, compression: Compression? = nil) throws -> Int64 {
         var reader = makeReader(compression: compression)
         var block: [UInt8] = []
         block.reserveCapacity(blockSize)
+        var kernelCopies = true
         while true {
+            if kernelCopies {
+                switch try reader.copyFileContent(to: file) {
+                case .copied: continue
+                case .refused: kernelCopies = false
+                case .notHere: break
+                }
+            }
             block.removeAll(keepingCapacity: true)
             let count = try block.append(capacity: blockSize) { try reader.read(into: &$0) }
             if count == 0 { return reader.bytesRead }

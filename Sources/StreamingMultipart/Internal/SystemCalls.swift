@@ -136,6 +136,29 @@ final class OpenFile {
         }
     }
 
+    /// Copies up to `count` bytes from this file's position to `destination`'s inside the kernel, advancing both
+    /// positions, so that the bytes never pass through this process (Linux's `copy_file_range`, which the file
+    /// system may turn into a shared extent). Returns how many, 0 at this file's end, or nil when the kernel will
+    /// not copy between these two: another file system on kernels before 5.19, a destination that is not a regular
+    /// file (a pipe, a socket), one opened for appending, or a system without the call. The caller then reads and
+    /// writes as usual from the same positions.
+    func copyInKernel(to destination: OpenFile, atMost count: Int) throws -> Int? {
+        #if os(Linux)
+        guard let copyFileRange = KernelCopy.copyFileRange else { return nil }
+        while true {
+            let copied = copyFileRange(descriptor, nil, destination.descriptor, nil, count, 0)
+            if copied >= 0 { return copied }
+            switch errno {
+            case EINTR: continue
+            case EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF, ETXTBSY: return nil
+            default: throw SystemCallError("copy_file_range")
+            }
+        }
+        #else
+        return nil
+        #endif
+    }
+
     /// Flushes the file's data and metadata to the disk (`fsync`).
     func synchronize() throws {
         while fsync(descriptor) != 0 {
@@ -171,3 +194,19 @@ private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) 
 private func systemClose(_ fd: Int32) -> Int32 {
     close(fd)
 }
+
+#if os(Linux)
+/// `copy_file_range(2)`, which glibc declares only under `_GNU_SOURCE` and Swift's Glibc module therefore does not
+/// show: looked up once in the C library (glibc 2.27 or later), nil where it is missing.
+private enum KernelCopy {
+    typealias Function =
+        @convention(c) (
+            Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+        ) -> Int
+
+    static let copyFileRange: Function? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "copy_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: Function.self)
+    }()
+}
+#endif
