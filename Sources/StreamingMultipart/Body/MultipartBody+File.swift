@@ -1,7 +1,7 @@
 public import Foundation
 
 extension MultipartBody {
-    /// The block `write(to:)` reads the body through: large, so file parts are read in 1 MiB blocks.
+    /// The block `write(to:)` reads the body through: large, so file parts the kernel does not copy go in 1 MiB blocks.
     static let fileWriteBlockSize = 1 << 20
     /// The block `write(toFileDescriptor:)` writes in: 64 KiB, a pipe's and a socket buffer's size.
     static let descriptorWriteBlockSize = 64 * 1024
@@ -13,6 +13,10 @@ extension MultipartBody {
     /// `url` once complete: `url` gets the whole body or is left as it was, even after a crash, and no temporary
     /// file is left behind. This is the path for `URLSession.uploadTask(with:fromFile:)` and background sessions,
     /// which send it with an exact `Content-Length` on every platform.
+    ///
+    /// File parts go from their file into the body's inside the kernel where it can (`copy_file_range` on Linux), so
+    /// a large file never passes through this process; the rest of the body, compressed bodies, and bodies whose
+    /// boundary you chose (their files are watched for it) go through one 1 MiB block.
     ///
     /// ```swift
     /// let length = try body.write(to: uploadsFolder.appendingPathComponent("upload.body"))
