@@ -17,12 +17,15 @@ let package = Package(
         .library(name: "StreamingMultipartURLSession", targets: ["StreamingMultipartURLSession"]),
         .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
         .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
+        .library(name: "StreamingMultipartAsyncHTTPClient", targets: ["StreamingMultipartAsyncHTTPClient"]),
         .executable(name: "multipart", targets: ["MultipartCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // the CLI's --cacert, --insecure
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),  // tests only
     ],
     targets: [
@@ -55,12 +58,27 @@ let package = Package(
             ],
             swiftSettings: upcoming
         ),
+        .target(
+            // One-call uploads over AsyncHTTPClient: the one library target with it (and so with BoringSSL).
+            name: "StreamingMultipartAsyncHTTPClient",
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartNIO",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming
+        ),
         .executableTarget(
             name: "MultipartCLI",
             dependencies: [
-                "StreamingMultipart",
+                "StreamingMultipart", "StreamingMultipartAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),  // SHA-256 for `parse --json`
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),  // `send`
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: upcoming
         ),
@@ -98,6 +116,15 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .testTarget(
+            name: "StreamingMultipartAsyncHTTPClientTests",
+            dependencies: [
+                "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
             name: "MultipartCLITests",
             dependencies: [
                 "MultipartCLI",  // so that `swift test` builds the `multipart` binary these tests run
@@ -109,7 +136,9 @@ let package = Package(
             name: "DocumentationTests",  // the README's and the DocC catalogs' examples, compiled and run
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartNIO",
-                "StreamingMultipartCrypto", "MultipartTestSupport",
+                "StreamingMultipartCrypto", "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: upcoming
         ),

@@ -26,6 +26,9 @@ package struct PeerPart: Codable, Hashable, Comparable {
 }
 
 package struct PeerReply: Codable {
+    package var method: String?
+    /// The request's headers, names in lower case.
+    package var headers: [String: String]?
     package var parts: [PeerPart]?
     // swift-format-ignore: AlwaysUseLowerCamelCase
     package var content_length: String?  // the peer's JSON keys

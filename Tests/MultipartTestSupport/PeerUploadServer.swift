@@ -8,10 +8,15 @@ package final class PeerUploadServer {
     package let input = Pipe()
     package let port: Int
 
-    package init(python: String) throws {
+    package convenience init(python: String) throws {
+        try self.init(python: python, script: "upload_server.py", arguments: [])
+    }
+
+    /// A Python script of Tests/Peers that prints its port on its first line and ends when its input closes.
+    package init(python: String, script: String, arguments: [String]) throws {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Repository.peerScript("upload_server.py")]
+        process.arguments = [Repository.peerScript(script)] + arguments
         process.standardInput = input
         process.standardOutput = output
         try process.run()
@@ -23,6 +28,13 @@ package final class PeerUploadServer {
     }
 
     package var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
+
+    /// Tests/Peers/front.py before the server on `targetPort`: each new connection takes the next of `actions`
+    /// (`proxy`, `drop`, `status:CODE[:RETRY_AFTER]`, `redirect:CODE:LOCATION`), the last one repeating.
+    package static func front(python: String, targetPort: Int, actions: [String]) throws -> PeerUploadServer {
+        try PeerUploadServer(
+            python: python, script: "front.py", arguments: [String(targetPort), actions.joined(separator: ",")])
+    }
 
     deinit {
         try? input.fileHandleForWriting.close()

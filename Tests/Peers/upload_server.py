@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""A small upload server on 127.0.0.1 for the URLSession interop tests.
+"""A small upload server on 127.0.0.1 for the URLSession and AsyncHTTPClient interop tests.
 
-Prints its port on the first line, then answers each POST with JSON: the request's Content-Length,
+Prints its port on the first line, then answers each POST or PUT with JSON: the method, the request's Content-Length,
 Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see read_forms.py). Reads
 chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
-Exits when standard input closes, so it never outlives the test that started it.
+A GET gets {"method": "GET"}. Exits when standard input closes, so it never outlives the test that started it.
+
+    python3 upload_server.py [--tls CERT.pem KEY.pem]      HTTPS with that certificate
 """
 import http.server
 import json
@@ -37,6 +39,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.read_body()
         both = self.headers.get("Content-Length") is not None and self.headers.get("Transfer-Encoding") is not None
         reply = {
+            "method": self.command,
+            "headers": {name.lower(): value for name, value in self.headers.items()},
             "content_length": self.headers.get("Content-Length"),
             "transfer_encoding": self.headers.get("Transfer-Encoding"),
             "received": len(body),
@@ -64,11 +68,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    do_PUT = do_POST
+
+    def do_GET(self):
+        data = json.dumps({"method": "GET", "received": 0}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, *args):
         pass
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+if sys.argv[1:2] == ["--tls"]:
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 sys.stdin.read()

@@ -28,6 +28,22 @@ import Testing
         #expect(body.parts.count == 1)
     }
 
+    @Test func onlyAReadyMadeStreamMakesABodyOneShot() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var body = MultipartBody()
+        try body.append(.text("a", name: "t"))
+        try body.append(.file(at: try folder.file("f.bin", contents: [1, 2, 3]), name: "f"))
+        try body.append(.stream(name: "s", length: 2) { InputStream(data: Data([1, 2])) })
+        #expect(body.isReproducible)
+        #expect(try body.bytes() == body.bytes(), "a second read gives the same bytes")
+        try body.append(.stream(InputStream(data: Data([9])), name: "once", length: 1))
+        #expect(!body.isReproducible)
+        #expect(!body.parts[3].content.isReproducible && body.parts[2].content.isReproducible)
+        _ = try body.bytes()
+        #expect(throws: MultipartError.self) { try body.bytes() }
+    }
+
     @Test func contentLengthIsNilOnlyWithAnUnknownLength() throws {
         var body = MultipartBody()
         try body.append(.text("a", name: "a"))

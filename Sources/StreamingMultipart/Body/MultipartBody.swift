@@ -57,6 +57,15 @@ public struct MultipartBody: Sendable {
         return total
     }
 
+    /// Whether every read produces the whole body again, so that a transport can retry the request or resend it
+    /// after a 307 or 308 redirect: true unless a part is a ready-made, one-shot `InputStream`
+    /// (``MultipartPart/stream(_:name:filename:contentType:length:)``).
+    ///
+    /// ```swift
+    /// let retries = body.isReproducible ? 3 : 0
+    /// ```
+    public var isReproducible: Bool { parts.allSatisfy(\.content.isReproducible) }
+
     /// Appends a part.
     ///
     /// - Throws: ``MultipartError/Code/invalidHeader`` for a header name that is not a token or a value holding

@@ -17,6 +17,14 @@ extension MultipartPart {
         }
 
         let storage: Storage
+        /// False for a ready-made stream, which can be read once; see ``isReproducible``.
+        var canBeReadAgain = true
+
+        /// Whether every read of the body produces this content again from the start: true for bytes, files and
+        /// streams made by a closure, false for a ready-made `InputStream`. A transport may retry a request or
+        /// follow a 307 redirect only with a body whose parts are all reproducible
+        /// (``MultipartBody/isReproducible``).
+        public var isReproducible: Bool { canBeReadAgain }
 
         /// The content's exact byte count, or nil for a stream of unknown length.
         public var length: Int64? {
@@ -79,7 +87,7 @@ extension MultipartPart {
         /// ``MultipartError/Code/streamAlreadyConsumed``.
         public static func stream(_ stream: sending InputStream, length: Int64?) -> Content {
             let box = OneShotStream(stream)
-            return Content(storage: .stream(length: length, make: { try box.take() }))
+            return Content(storage: .stream(length: length, make: { try box.take() }), canBeReadAgain: false)
         }
     }
 }

@@ -1,0 +1,142 @@
+public import AsyncHTTPClient
+import Foundation
+import NIOCore
+public import NIOHTTP1
+public import StreamingMultipart
+
+extension HTTPClient {
+    /// Sends a form and returns the response, following redirects and retrying as curl's `-L --retry` would,
+    /// with the body re-created for every send and never buffered.
+    ///
+    /// ```swift
+    /// import AsyncHTTPClient
+    /// import StreamingMultipart
+    /// import StreamingMultipartAsyncHTTPClient
+    ///
+    /// var body = MultipartBody()
+    /// try body.append(.text("Sunset over the bay", name: "caption"))
+    /// try body.append(.file(at: photoURL, name: "photo"))
+    ///
+    /// var options = MultipartUploadOptions()
+    /// options.retry = .init(attempts: 3)
+    /// let response = try await HTTPClient.shared.upload(body, to: "https://example.com/upload", options: options) {
+    ///     print("\($0.completedBytes) of \($0.totalBytes ?? -1) bytes")
+    /// }
+    /// let answer = try await response.body.collect(upTo: 1 << 20)
+    /// ```
+    ///
+    /// The request carries `Content-Type` with the body's boundary and `Content-Length` whenever the body's length is
+    /// known (chunked otherwise, and always when compressed), and `Expect: 100-continue` past
+    /// ``MultipartUploadOptions/expectContinueThreshold``. A response of 300 or more that arrives while the body is
+    /// being sent stops the transfer.
+    ///
+    /// Between attempts (``MultipartUploadOptions``):
+    /// - 307 and 308 send the same request with the whole body again, produced anew from its parts; 301 and 302
+    ///   answering a POST, and 303, continue with a GET without a body. At most
+    ///   ``MultipartUploadOptions/maxRedirects``.
+    /// - A connection refused, reset or closed before the answer, a timeout, and the answers 408, 429 and 5xx (but
+    ///   501 and 505) are tried again ``MultipartUploadOptions/Retry/attempts`` times, after `Retry-After` when the
+    ///   answer has one, else after the backoff. The last answer is returned; the last error is thrown.
+    /// - A body that cannot be produced again (one holding a ready-made `InputStream`:
+    ///   `MultipartBody.isReproducible`) is sent once: a 307 or 308 is then returned as it
+    ///   came, and nothing is retried.
+    ///
+    /// The responses in between are read and dropped (at most 1 MiB of each). Give it a client that follows no
+    /// redirect itself (`HTTPClient.Configuration(redirectConfiguration: .disallow)`): one that does follows a
+    /// redirect without a body on its own and takes a loop for a cycle (`redirectCycleDetected`). A client whose
+    /// `connectionPool.retryConnectionEstablishment` is true (AsyncHTTPClient's default) keeps trying to connect until
+    /// ``MultipartUploadOptions/timeout``; set it false to have a refused connection fail, or be retried, at once.
+    ///
+    /// - Parameters:
+    ///   - body: the form.
+    ///   - url: where to send it: `http` or `https`.
+    ///   - method: POST unless given.
+    ///   - headers: more request headers; `Content-Type` (and `Content-Encoding` when compressing) are set here.
+    ///   - options: retries, redirects, timeout, compression.
+    ///   - progress: called after each buffer of the body is produced; a new attempt starts again from 0.
+    /// - Returns: the last response, its body not yet read.
+    /// - Throws: the last attempt's error: AsyncHTTPClient's (`HTTPClientError`, a connection error), the body's
+    ///   `MultipartError` (a file changed, a stream of the wrong length), `CancellationError`.
+    public func upload(
+        _ body: MultipartBody, to url: String, method: HTTPMethod = .POST, headers: HTTPHeaders = [:],
+        options: MultipartUploadOptions = MultipartUploadOptions(),
+        progress: (@Sendable (MultipartBody.Progress) -> Void)? = nil
+    ) async throws -> HTTPClientResponse {
+        guard let start = URL(string: url), ["http", "https"].contains(start.scheme?.lowercased()) else {
+            throw HTTPClientError.invalidURL
+        }
+        var plan = UploadPlan(
+            url: start, method: method, headers: Self.uploadHeaders(headers, for: body, options: options),
+            bodyIsReproducible: body.isReproducible, options: options)
+        while true {
+            try _Concurrency.Task.checkCancellation()
+            plan.startAttempt()
+            var request = HTTPClientRequest(url: plan.url.absoluteString)
+            request.method = plan.method
+            request.headers = plan.headers
+            if plan.sendsBody {
+                request.body = body.httpClientRequestBody(
+                    size: options.bufferSize, compression: options.compression, throttle: options.throttle,
+                    progress: progress)
+            }
+            let deadline = options.timeout.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
+            let response: HTTPClientResponse
+            do {
+                response = try await execute(request, deadline: deadline)
+            } catch {
+                guard case .retry(let delay, let reason)? = plan.next(afterError: error) else { throw error }
+                try await Self.wait(delay, reason: reason, plan: plan, options: options)
+                continue
+            }
+            switch try plan.next(afterStatus: Int(response.status.code), headers: response.headers) {
+            case .finish:
+                return response
+            case .retry(let delay, let reason):
+                await Self.discard(response)
+                try await Self.wait(delay, reason: reason, plan: plan, options: options)
+            case .redirect(let status):
+                await Self.discard(response)
+                options.onEvent?(.redirecting(status: status, to: plan.url.absoluteString))
+            }
+        }
+    }
+
+    /// Tells of the retry, then sleeps (cancellable).
+    private static func wait(
+        _ delay: Duration, reason: String, plan: UploadPlan, options: MultipartUploadOptions
+    ) async throws {
+        let attempts = options.retry.attempts + 1
+        options.onEvent?(.retrying(attempt: plan.attempts + 1, of: attempts, delay: delay, reason: reason))
+        try await _Concurrency.Task.sleep(for: delay)
+    }
+
+    /// The caller's headers with the body's: `Content-Type`, `Content-Encoding`, and `Expect` when due.
+    static func uploadHeaders(_ given: HTTPHeaders, for body: MultipartBody, options: MultipartUploadOptions)
+        -> HTTPHeaders
+    {
+        var headers = given
+        headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
+        headers.remove(name: "Content-Length")  // AsyncHTTPClient sets it from the body's length
+        if let compression = options.compression {
+            headers.replaceOrAdd(name: "Content-Encoding", value: compression.contentEncoding)
+        }
+        let length = options.compression == nil ? body.contentLength : nil
+        if let threshold = options.expectContinueThreshold, length.map({ $0 > threshold }) ?? true,
+            !headers.contains(name: "Expect")
+        {
+            headers.add(name: "Expect", value: "100-continue")
+        }
+        return headers
+    }
+
+    /// Reads a response no one will see, up to 1 MiB, so that its connection can serve the next attempt.
+    private static func discard(_ response: HTTPClientResponse) async {
+        var left = 1 << 20
+        do {
+            for try await buffer in response.body {
+                left -= buffer.readableBytes
+                if left < 0 { break }
+            }
+        } catch {}  // the answer is dropped either way
+    }
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""A misbehaving front for an upload server on 127.0.0.1: redirects, refusals and dropped connections, for the
+tests of retries and redirects.
+
+    python3 front.py TARGET_PORT ACTION[,ACTION...]
+
+Prints its port on the first line. Each new connection takes the next ACTION; the last one repeats:
+  proxy                          forwards the connection to 127.0.0.1:TARGET_PORT, both ways
+  drop                           reads the request's head and up to 64 KiB of its body, then closes (no answer)
+  status:CODE[:RETRY_AFTER]      answers CODE (with Retry-After when given) after the head, and closes
+  redirect:CODE:LOCATION         reads the body (by its Content-Length), answers CODE with Location, and closes
+  hang                           reads the head, then neither reads nor answers
+Every answer carries Connection: close. Exits when standard input closes.
+"""
+import socket
+import sys
+import threading
+import time
+
+REASONS = {301: "Moved Permanently", 302: "Found", 303: "See Other", 307: "Temporary Redirect",
+           308: "Permanent Redirect", 401: "Unauthorized", 408: "Request Timeout", 413: "Content Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def read_head(conn):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data, b""
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head, rest
+
+
+def drain(conn, head, rest):
+    """Reads the body a Content-Length announces (libcurl, under URLSession, waits to send it all before it
+    reads an answer)."""
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(rest) < length:
+        chunk = conn.recv(262144)
+        if not chunk:
+            break
+        rest += chunk
+
+
+def pipe(source, sink):
+    try:
+        while True:
+            chunk = source.recv(262144)
+            if not chunk:
+                break
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for sock in (sink, source):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def answer(conn, code, headers):
+    lines = [f"HTTP/1.1 {code} {REASONS.get(code, 'Status')}"] + headers + ["Content-Length: 0",
+                                                                             "Connection: close", "", ""]
+    conn.sendall("\r\n".join(lines).encode())
+
+
+def serve(conn, action, target_port):
+    kind, _, argument = action.partition(":")
+    try:
+        if kind == "proxy":
+            upstream = socket.create_connection(("127.0.0.1", target_port))
+            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+            pipe(conn, upstream)
+            return
+        head, rest = read_head(conn)
+        if kind == "hang":
+            time.sleep(3600)  # the process ends when its input closes
+        elif kind == "drop":
+            while len(rest) < 65536:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
+        elif kind == "status":
+            code, _, retry_after = argument.partition(":")
+            answer(conn, int(code), [f"Retry-After: {retry_after}"] if retry_after else [])
+        elif kind == "redirect":
+            code, _, location = argument.partition(":")
+            drain(conn, head, rest)
+            answer(conn, int(code), [f"Location: {location}"])
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def main():
+    target_port, actions = int(sys.argv[1]), sys.argv[2].split(",")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+
+    def accept():
+        count = 0
+        while True:
+            conn, _ = listener.accept()
+            action = actions[min(count, len(actions) - 1)]
+            count += 1
+            threading.Thread(target=serve, args=(conn, action, target_port), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
