@@ -22,36 +22,13 @@ struct BuildCommand: ParsableCommand {
             """
     )
 
-    @Option(
-        name: [.customShort("F"), .customLong("form")],
-        help: ArgumentHelp(
-            "A part, as curl's -F: name=value, name=@file, name=<file; then ;type=, ;filename=, ;headers=.",
-            valueName: "name=content"))
-    var form: [String] = []
-
-    @Option(
-        name: .customLong("form-string"),
-        help: ArgumentHelp(
-            "A text field taken literally (no @, < or ; handling).", valueName: "name=value"))
-    var formString: [String] = []
+    @OptionGroup var form: FormArguments
 
     @Option(name: .shortAndLong, help: "Write the body here (default: standard output); a regular file atomically.")
     var output: String?
 
-    @Option(help: "Use this boundary instead of a random one (1 to 70 RFC 2046 characters).")
-    var boundary: String?
-
     @Option(help: "Write the Content-Type and Content-Length header lines to this file instead of standard error.")
     var headers: String?
-
-    @Flag(help: "Compress the body with gzip (Content-Encoding: gzip).")
-    var gzip = false
-
-    @Flag(help: "Compress the body with deflate, zlib-wrapped (Content-Encoding: deflate).")
-    var deflate = false
-
-    @Option(help: "zlib's level for --gzip and --deflate: 1 (fastest) to 9 (smallest).")
-    var compressionLevel = 6
 
     @Flag(
         help: """
@@ -60,24 +37,12 @@ struct BuildCommand: ParsableCommand {
             """)
     var stats = false
 
-    func validate() throws {
-        if form.isEmpty && formString.isEmpty {
-            throw ValidationError("give at least one part with -F or --form-string")
-        }
-        if gzip && deflate { throw ValidationError("give at most one of --gzip and --deflate") }
-        guard (1...9).contains(compressionLevel) else {
-            throw ValidationError("--compression-level must be 1 to 9, got \(compressionLevel)")
-        }
-    }
-
-    private var compression: MultipartBody.Compression? {
-        gzip ? .gzip(level: compressionLevel) : deflate ? .deflate(level: compressionLevel) : nil
-    }
+    private var compression: MultipartBody.Compression? { form.compression }
 
     func run() throws {
         let start = ContinuousClock.now
         do {
-            let body = try makeBody()
+            let body = try form.makeBody()
             let written = try writeBody(body)
             try writeHeaders(body, written: written)
             if stats {
@@ -92,18 +57,6 @@ struct BuildCommand: ParsableCommand {
         } catch let error as FormSpec.ParseError {
             throw Self.fail(error.description)
         }
-    }
-
-    private func makeBody() throws -> MultipartBody {
-        var body = try boundary.map { MultipartBody(boundary: try MultipartBoundary($0)) } ?? MultipartBody()
-        var forms = form.makeIterator()
-        var strings = formString.makeIterator()
-        let arguments = MultipartCommand.joiningDashedValues(Array(CommandLine.arguments.dropFirst()))
-        for kind in Self.formOrder(in: arguments) {
-            let spec = try kind == .form ? FormSpec(form: forms.next()!) : FormSpec(formString: strings.next()!)
-            try body.append(spec.part())
-        }
-        return body
     }
 
     /// Writes atomically to a regular file (or a new one), else streams to the descriptor (stdout, a pipe,
@@ -140,36 +93,6 @@ struct BuildCommand: ParsableCommand {
     static func fail(_ message: String) -> ExitCode {
         FileHandle.standardError.write(Data("multipart: \(message)\n".utf8))
         return ExitCode(1)
-    }
-
-    enum FormKind { case form, formString }
-
-    /// The order of `-F` and `--form-string` arguments on the command line, which ArgumentParser keeps within
-    /// each option but not across the two.
-    static func formOrder(in arguments: [String]) -> [FormKind] {
-        var kinds: [FormKind] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--" { break }
-            switch argument {
-            case "-F", "--form":
-                kinds.append(.form)
-                index += 1
-            case "--form-string":
-                kinds.append(.formString)
-                index += 1
-            case "-o", "--output", "--headers": index += 1
-            default:
-                if argument.hasPrefix("--form-string=") {
-                    kinds.append(.formString)
-                } else if argument.hasPrefix("--form=") || (argument.hasPrefix("-F") && argument.count > 2) {
-                    kinds.append(.form)
-                }
-            }
-            index += 1
-        }
-        return kinds
     }
 
     private func peakResidentKilobytes() -> Int {

@@ -3,12 +3,12 @@ import Foundation
 
 /// `multipart`: build and parse multipart/form-data bodies from the command line.
 @main
-struct MultipartCommand: ParsableCommand {
+struct MultipartCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "multipart",
-        abstract: "Build and parse multipart/form-data bodies without holding them in memory.",
+        abstract: "Build, parse and send multipart/form-data bodies without holding them in memory.",
         version: MultipartCommand.version,
-        subcommands: [BuildCommand.self, ParseCommand.self]
+        subcommands: [BuildCommand.self, ParseCommand.self, SendCommand.self]
     )
 
     /// The package version this tool belongs to.
@@ -23,17 +23,21 @@ struct MultipartCommand: ParsableCommand {
 
     /// Parses and runs the command. A usage error is one line on standard error naming the problem and pointing at
     /// `--help`, with exit status 1, as curl does; `--help` and `--version` print to standard output.
-    static func main() {
+    static func main() async {
         let arguments = joiningDashedValues(Array(CommandLine.arguments.dropFirst()))
         do {
             var command = try parseAsRoot(arguments)
-            try command.run()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let code as ExitCode {
             Self.exit(withError: code)  // a failure that printed its own line: exits without a word
         } catch {
             if exitCode(for: error) == .success { Self.exit(withError: error) }  // --help, --version
             let problem = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            let subcommand = arguments.first.flatMap { ["build", "parse"].contains($0) ? $0 : nil }
+            let subcommand = arguments.first.flatMap { ["build", "parse", "send"].contains($0) ? $0 : nil }
             let help = subcommand.map { "multipart \($0) --help" } ?? "multipart --help"
             FileHandle.standardError.write(Data("multipart: \(problem) (see \(help))\n".utf8))
             if subcommand == "parse" && arguments.contains("--json") {

@@ -1,0 +1,207 @@
+import Foundation
+import MultipartTestSupport
+import StreamingMultipart
+import Testing
+
+/// `multipart send`, run as a program against Tests/Peers/upload_server.py (python-multipart reads the parts and
+/// answers their SHA-256), behind Tests/Peers/front.py for redirects, refusals, drops and silence.
+@Suite(
+    .serialized,
+    .enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build builds it)"),
+    .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)")
+)
+struct SendTests {
+    let python = Peers.pythonMultipart ?? "python3"
+
+    func multipart(_ arguments: [String]) throws -> ProgramResult {
+        try runProgram(try #require(Peers.multipart), ["send"] + arguments)
+    }
+
+    /// A text field and a 3 MiB file, with what the server should read.
+    func makeForm(_ folder: TemporaryFolder) throws -> (arguments: [String], expected: [PeerPart]) {
+        var random = SeededGenerator(seed: 16)
+        let bytes = random.bytes(3 << 20)
+        let file = try folder.file("photo.bin", contents: bytes)
+        let expected = [
+            PeerPart(
+                name: "caption", filename: nil, content_type: nil, size: 6, sha256: sha256Hex(Array("Sunset".utf8))),
+            PeerPart(
+                name: "photo", filename: "photo.bin", content_type: "application/octet-stream", size: 3 << 20,
+                sha256: sha256Hex(bytes)),
+        ]
+        return (["-F", "caption=Sunset", "-F", "photo=@\(file.path)", "--progress", "none"], expected)
+    }
+
+    func reply(_ result: ProgramResult) throws -> PeerReply {
+        try JSONDecoder().decode(PeerReply.self, from: Data(result.stdout))
+    }
+
+    @Test func aFormArrivesWholeWithItsContentLengthAndHeaders() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let result = try multipart(
+            [server.url.absoluteString] + form + ["-H", "X-Tenant: 7", "-u", "ann:secret", "-X", "PUT"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let answer = try reply(result)
+        #expect(answer.parts == expected)
+        #expect(answer.method == "PUT")
+        #expect(answer.content_length.flatMap(Int.init) == answer.received)
+        #expect(answer.transfer_encoding == nil)
+        #expect(answer.headers?["x-tenant"] == "7")
+        #expect(answer.headers?["authorization"] == "Basic " + Data("ann:secret".utf8).base64EncodedString())
+        #expect(answer.headers?["expect"] == "100-continue", "curl's rule: bodies over 1 MiB")
+        #expect(result.stderr.isEmpty, "--progress none prints nothing: \(result.stderr)")
+    }
+
+    @Test func gzipGoesChunkedWithItsEncoding() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let result = try multipart([server.url.absoluteString, "--gzip"] + form)
+        #expect(result.status == 0, "\(result.stderr)")
+        let answer = try reply(result)
+        #expect(answer.parts == expected)
+        #expect(answer.content_encoding == "gzip" && answer.transfer_encoding?.lowercased() == "chunked")
+    }
+
+    @Test func withLocationA307ResendsTheWholeBody() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["redirect:307:/upload", "proxy"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let result = try multipart(["http://127.0.0.1:\(front.port)/start", "-L"] + form)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try reply(result).parts == expected)
+    }
+
+    @Test func withoutLocationTheRedirectIsTheAnswer() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["redirect:307:/upload"])
+        let result = try multipart(["http://127.0.0.1:\(front.port)/start", "-F", "a=1", "--fail"])
+        #expect(result.status == 0, "a 307 is no HTTP error: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func aDroppedConnectionIsRetried() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["drop", "proxy"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let result = try multipart(
+            ["http://127.0.0.1:\(front.port)/upload", "--retry", "2", "--retry-delay", "0.05"] + form)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try reply(result).parts == expected)
+        #expect(result.stderr.contains("attempt 2 of 3 in 50 ms"), "\(result.stderr)")
+    }
+
+    @Test func failTurnsARefusalIntoStatus22() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["status:413"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, _) = try makeForm(folder)
+        let url = "http://127.0.0.1:\(front.port)/upload"
+        let failed = try multipart([url, "--fail", "--retry", "3"] + form)
+        #expect(failed.status == 22)
+        #expect(failed.stderr.hasPrefix("multipart: the server answered 413 "))
+        #expect(failed.stderr.split(separator: "\n").count == 1)
+        #expect(failed.stdout.isEmpty)
+        #expect(try multipart([url] + form).status == 0, "without --fail an HTTP status is an answer, as curl's")
+    }
+
+    /// One line on standard error and curl's exit status for each way a transfer fails.
+    @Test func failuresSayWhatWentWrongInOneLine() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["hang"])
+        let port = try freePort()
+        let cases: [(arguments: [String], status: Int32, says: String)] = [
+            (["http://127.0.0.1:\(port)/"], 7, "could not connect to 127.0.0.1:\(port): connection refused"),
+            (["http://no-such-host.invalid/"], 6, "could not resolve host no-such-host.invalid"),
+            (["http://127.0.0.1:\(front.port)/", "--max-time", "1"], 28, "timed out after 1.0 s (--max-time)"),
+            (["http://127.0.0.1:\(port)/", "-F", "f=@/no/such/file"], 1, "file not found: /no/such/file"),
+            (["ftp://127.0.0.1/"], 1, "is not an http or https URL"),
+            (["http://127.0.0.1/", "-H", "no colon"], 1, "expected 'Name: value'"),
+            (["http://127.0.0.1/", "--limit-rate", "fast"], 1, "--limit-rate \"fast\""),
+        ]
+        for (arguments, status, says) in cases {
+            let result = try multipart(arguments + ["-F", "a=1", "--progress", "none"])
+            #expect(result.status == status, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test(.enabled(if: executableOnPath("openssl") != nil, "needs openssl to make a certificate"))
+    func httpsWithTheServersCertificateAndNotWithout() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let cert = folder.url.appendingPathComponent("cert.pem").path
+        let key = folder.url.appendingPathComponent("key.pem").path
+        let made = try runProgram(
+            try #require(executableOnPath("openssl")),
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let server = try PeerUploadServer(python: python, script: "upload_server.py", arguments: ["--tls", cert, key])
+        let url = "https://127.0.0.1:\(server.port)/upload"
+        let (form, expected) = try makeForm(folder)
+        let trusted = try multipart([url, "--cacert", cert] + form)
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(try reply(trusted).parts == expected)
+        let untrusted = try multipart([url] + form)
+        #expect(untrusted.status == 60, "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("is not trusted (give its CA with --cacert FILE, or --insecure)"))
+        let insecure = try multipart([url, "--insecure"] + form)
+        #expect(insecure.status == 0, "\(insecure.stderr)")
+    }
+
+    /// The progress bar on a real terminal: tmux runs the upload in a 100-column pane (standard error a TTY, so the
+    /// bar is the default) at 2 MiB/s, and the pane is read while it runs and after (Tests/Peers/tmux_pane.py).
+    @Test(.enabled(if: executableOnPath("tmux") != nil, "needs tmux for a terminal (.ci/run installs it)"))
+    func theBarRedrawsInPlaceOnATerminalAndEndsItsLine() throws {
+        let tmux = try #require(executableOnPath("tmux"))
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = try folder.file("photo.bin", contents: [UInt8](repeating: 7, count: 6 << 20))
+        let shown = try runProgram(
+            python,
+            [
+                Repository.peerScript("tmux_pane.py"), tmux, "ETA", try #require(Peers.multipart), "send",
+                server.url.absoluteString, "-F", "caption=Sunset", "-F", "photo=@\(file.path)", "--limit-rate", "2M",
+            ])
+        struct Pane: Decodable {
+            var during: [String]
+            var after: [String]
+        }
+        let pane = try JSONDecoder().decode(Pane.self, from: Data(shown.stdout))
+        let (during, after) = (pane.during, pane.after)
+        let bars = during.filter { $0.contains("MiB/s") }
+        #expect(bars.count == 1, "one bar, redrawn in place: \(during)")
+        let bar = bars.first ?? ""
+        #expect(bar.contains("part 2/2 photo.bin") && bar.contains(" [=") && bar.contains("/6.00 MiB "), "\(bar)")
+        #expect(bar.count <= 100, "the bar fits the terminal: \(bar)")
+        let done = after.filter { $0.contains("MiB/s") }
+        #expect(done.count == 1, "\(after)")
+        #expect(done.first?.contains("6.00 MiB/6.00 MiB 100%") == true, "\(after)")
+        let index = after.firstIndex { $0.contains("MiB/s") } ?? 0
+        #expect(after.indices.contains(index + 1) && after[index + 1].hasPrefix("{\"method\": \"POST\""), "\(after)")
+        #expect(after.contains { $0.hasSuffix("EXIT=0") }, "\(after)")
+    }
+
+    /// A port on 127.0.0.1 that nothing listens on: bound by Python, then closed.
+    func freePort() throws -> Int {
+        let script = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+        let result = try runProgram(python, ["-c", script])
+        return try #require(Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+}
