@@ -87,4 +87,51 @@ struct URLSessionInteropTests {
             #expect(!(reply.content_length != nil && reply.transfer_encoding != nil), "both length headers were sent")
         }
     }
+
+    /// `URLSession.upload(_:for:)`: the one call, with its exact `Content-Length`, progress, and its body file gone.
+    @Test func theOneCallSendsAnExactLengthAndLeavesNoFile() async throws {
+        let spool = try TemporaryFolder()
+        defer { spool.remove() }
+        let sent = Locked<[Int64]>([])
+        let (reply, expected) = try await upload({ body, request, _ in
+            try await URLSession.shared.upload(body, for: request, temporaryDirectory: spool.url) { progress in
+                sent.set(sent.get() + [progress.completedBytes])
+            }
+        })
+        #expect(reply.parts == expected)
+        #expect(reply.method == "POST")
+        #expect(reply.content_length != nil && reply.transfer_encoding == nil)
+        #expect(try spool.contents().isEmpty, "the body file is removed")
+        #expect(sent.get().last.map(String.init) == reply.content_length, "progress reaches the whole body")
+    }
+
+    /// After a 307 the whole body goes again, to the new URL.
+    @Test(arguments: [307, 308])
+    func theOneCallResendsTheBodyAfterARedirect(status: Int) async throws {
+        let python = try #require(Peers.pythonMultipart)
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["redirect:\(status):/upload", "proxy"])
+        let (folder, form) = try makeForm()
+        defer { folder.remove() }
+        let request = URLRequest(url: URL(string: "http://127.0.0.1:\(front.port)/start")!)
+        let (data, response) = try await URLSession.shared.upload(form.body, for: request)
+        let reply = try JSONDecoder().decode(PeerReply.self, from: data)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(reply.error ?? "?")")
+        #expect(reply.parts == form.expected)
+        #expect(reply.method == "POST")
+    }
+
+    /// A failed upload leaves no body file either.
+    @Test func aFailedUploadLeavesNoFile() async throws {
+        let spool = try TemporaryFolder()
+        defer { spool.remove() }
+        let (folder, form) = try makeForm()
+        defer { folder.remove() }
+        let request = URLRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+        await #expect(throws: (any Error).self) {
+            _ = try await URLSession.shared.upload(form.body, for: request, temporaryDirectory: spool.url)
+        }
+        #expect(try spool.contents().isEmpty)
+    }
 }
