@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `multipart send` against `curl -F`: the same 1 GiB file posted to the example server (release build, SHA-256 on)
-# on loopback, alternately, ROUNDS times; the same server process takes both.
+# on loopback, alternately, ROUNDS times; the same server process takes both. Each upload starts after `sync`, so
+# that the server's write-back of the previous file does not fall on the next client, and the order of the two
+# alternates from round to round.
 #   Benchmarks/send.sh [ROUNDS]        default 5; prints each round, then the medians, the spread and the ratios
 set -euo pipefail
 rounds=${1:-5}
@@ -26,6 +28,7 @@ url="http://127.0.0.1:$port/upload"
 
 seconds() {
   local start end
+  sync
   start=$(date +%s%N)
   "$@" > "$work/answer" 2> "$work/errors" || { cat "$work/errors" >&2; exit 1; }
   end=$(date +%s%N)
@@ -34,8 +37,13 @@ seconds() {
 }
 : > "$work/times"
 for round in $(seq "$rounds"); do
-  curl_time=$(seconds curl -sS -F "file=@$payload" "$url")
-  send_time=$(seconds "$multipart" send "$url" -F "file=@$payload" --silent)
+  if [ $((round % 2)) = 1 ]; then
+    curl_time=$(seconds curl -sS -F "file=@$payload" "$url")
+    send_time=$(seconds "$multipart" send "$url" -F "file=@$payload" --silent)
+  else
+    send_time=$(seconds "$multipart" send "$url" -F "file=@$payload" --silent)
+    curl_time=$(seconds curl -sS -F "file=@$payload" "$url")
+  fi
   echo "round $round: curl -F ${curl_time}s  multipart send ${send_time}s"
   echo "$curl_time $send_time" >> "$work/times"
 done

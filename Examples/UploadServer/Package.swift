@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartURLSession", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartAsyncHTTPClient", package: root.lastPathComponent),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

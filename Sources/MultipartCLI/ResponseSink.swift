@@ -2,8 +2,16 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat  // ByteBufferView as DataProtocol, written without a copy
 
-/// Where `multipart send` writes the response body: standard output, or a file given with `-o`, created or
-/// truncated as curl does.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where `multipart send` writes the response body: standard output, or the path given with `-o`, opened as curl
+/// opens it: created under the umask or truncated, and a device or a pipe (`/dev/null`) written to as it is.
 struct ResponseSink {
     private let handle: FileHandle
     private let path: String
@@ -13,14 +21,12 @@ struct ResponseSink {
             (handle, self.path) = (FileHandle.standardOutput, "standard output")
             return
         }
-        guard
-            FileManager.default.createFile(atPath: path, contents: nil) || FileManager.default.fileExists(atPath: path),
-            let handle = FileHandle(forWritingAtPath: path)
-        else {
-            throw SendFailure(exitCode: 23, message: "cannot open \(path) for writing")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            throw SendFailure(
+                exitCode: 23, message: "cannot open \(path) for writing: \(String(cString: strerror(errno)))")
         }
-        try? handle.truncate(atOffset: 0)
-        (self.handle, self.path) = (handle, path)
+        (handle, self.path) = (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), path)
     }
 
     func write(_ buffer: ByteBuffer) throws {

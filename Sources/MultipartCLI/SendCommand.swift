@@ -149,7 +149,10 @@ struct SendCommand: AsyncParsableCommand {
             display.note("\(reason); attempt \(attempt) of \(of) in \(SendProgress.seconds(delay))")
         }
         if let rate = try limitRate.map(Self.bytesPerSecond) {
-            options.throttle = .init(packetSize: max(1, rate / 10), delay: .milliseconds(100))
+            // A pause after each buffer, as long as sending it at the rate takes: ten or more buffers a second.
+            let packet = max(1, min(rate / 10, options.bufferSize))
+            options.throttle = .init(
+                packetSize: packet, delay: .nanoseconds(Int64(Double(packet) / Double(rate) * 1e9)))
         }
         let response = try await client.upload(
             body, to: url, method: HTTPMethod(rawValue: request.uppercased()), headers: try requestHeaders(),

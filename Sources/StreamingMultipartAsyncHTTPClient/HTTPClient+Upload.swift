@@ -70,7 +70,6 @@ extension HTTPClient {
             bodyIsReproducible: body.isReproducible, options: options)
         while true {
             try _Concurrency.Task.checkCancellation()
-            plan.startAttempt()
             var request = HTTPClientRequest(url: plan.url.absoluteString)
             request.method = plan.method
             request.headers = plan.headers
@@ -106,7 +105,7 @@ extension HTTPClient {
         _ delay: Duration, reason: String, plan: UploadPlan, options: MultipartUploadOptions
     ) async throws {
         let attempts = options.retry.attempts + 1
-        options.onEvent?(.retrying(attempt: plan.attempts + 1, of: attempts, delay: delay, reason: reason))
+        options.onEvent?(.retrying(attempt: plan.retriesUsed + 1, of: attempts, delay: delay, reason: reason))
         try await _Concurrency.Task.sleep(for: delay)
     }
 

@@ -63,7 +63,8 @@ public struct MultipartUploadOptions: Sendable {
 
 /// What an upload does between attempts, for progress displays and logs.
 public enum MultipartUploadEvent: Sendable, Hashable {
-    /// Another attempt starts after `delay`: attempt `attempt` (2 for the first retry) of at most `of`.
+    /// Another attempt starts after `delay`: attempt `attempt` (2 for the first retry) of at most `of` (the retries
+    /// and the first send; a redirect followed is not an attempt).
     case retrying(attempt: Int, of: Int, delay: Duration, reason: String)
     /// A redirect is followed: the status that asked for it and the next URL.
     case redirecting(status: Int, to: String)

@@ -22,12 +22,11 @@ struct UploadPlan {
     private(set) var headers: HTTPHeaders
     /// False once a 301/302/303 turned the request into a GET.
     private(set) var sendsBody = true
-    /// Attempts started so far.
-    private(set) var attempts = 0
 
     private let bodyIsReproducible: Bool
     private let retry: MultipartUploadOptions.Retry
-    private var retriesUsed = 0
+    /// Retries decided so far.
+    private(set) var retriesUsed = 0
     /// The most redirects followed; 0 returns a redirect as the answer.
     private let redirectLimit: Int
     private var redirectsLeft: Int
@@ -52,9 +51,6 @@ struct UploadPlan {
         self.redirectLimit = max(0, options.maxRedirects)
         self.redirectsLeft = redirectLimit
     }
-
-    /// Counts an attempt as it starts.
-    mutating func startAttempt() { attempts += 1 }
 
     /// Whether another send may happen: the body, if the request carries it, can be produced again.
     private var canSendAgain: Bool { !sendsBody || bodyIsReproducible }

@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import MultipartTestSupport
+import NIOCore
+import NIOHTTP1
 import StreamingMultipart
 import StreamingMultipartNIO
 import Testing
@@ -47,6 +50,7 @@ import FoundationNetworking
         defer { folder.remove() }
         let body = try exampleBody()
         for (data, response) in [
+            try await upload(body, to: server.url),
             try await uploadStreaming(body, to: server.url),
             try await uploadFromFile(body, to: server.url, spool: folder.url.appendingPathComponent("spool.body")),
         ] {
@@ -56,6 +60,26 @@ import FoundationNetworking
                 reply.parts?.map(\.name) == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
         }
         #expect(try folder.contents().isEmpty)  // the spool file is removed after the upload
+    }
+
+    @Test(.enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"))
+    func asyncHTTPClientExampleUploadsToARealServer() async throws {
+        let server = try PeerUploadServer(python: try #require(Peers.pythonMultipart))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let status: UInt
+        let data: ByteBuffer
+        do {
+            let response = try await upload(try exampleBody(), to: server.url.absoluteString, with: client)
+            (status, data) = (response.status.code, try await response.body.collect(upTo: 1 << 20))
+            try await client.shutdown()
+        } catch {
+            try await client.shutdown()
+            throw error
+        }
+        #expect(status == 200)
+        let reply = try JSONDecoder().decode(PeerReply.self, from: Data(String(buffer: data).utf8))
+        #expect(reply.parts?.map(\.name) == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
+        #expect(reply.content_length != nil && reply.transfer_encoding == nil)
     }
 
     @Test func delegateHandsOutAFreshStream() throws {

@@ -55,6 +55,27 @@ struct SendTests {
         #expect(result.stderr.isEmpty, "--progress none prints nothing: \(result.stderr)")
     }
 
+    /// `-o` writes the answer to a new file, and to a device as it is: `/dev/null` stays the device it was.
+    @Test func outputGoesToAFileOrADevice() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let answer = folder.url.appendingPathComponent("answer.json").path
+        let written = try multipart([server.url.absoluteString, "-F", "a=1", "-o", answer, "--progress", "none"])
+        #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
+        #expect(
+            try JSONDecoder().decode(PeerReply.self, from: Data(contentsOf: URL(fileURLWithPath: answer))).parts?.count
+                == 1)
+        let discarded = try multipart([server.url.absoluteString, "-F", "a=1", "-o", "/dev/null", "--progress", "none"])
+        #expect(discarded.status == 0, "\(discarded.stderr)")
+        let type = try FileManager.default.attributesOfItem(atPath: "/dev/null")[.type] as? FileAttributeType
+        #expect(type == .typeCharacterSpecial, "-o /dev/null must not replace the device")
+        let unwritable = try multipart([
+            server.url.absoluteString, "-F", "a=1", "-o", "/no/such/dir/x", "--progress", "none",
+        ])
+        #expect(unwritable.status == 23 && unwritable.stderr.contains("cannot open /no/such/dir/x for writing"))
+    }
+
     @Test func gzipGoesChunkedWithItsEncoding() throws {
         let server = try PeerUploadServer(python: python)
         let folder = try TemporaryFolder()
