@@ -141,7 +141,7 @@ struct SendTests {
     @Test func failuresSayWhatWentWrongInOneLine() throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["hang"])
-        let port = try freePort()
+        let port = try PeerUploadServer.freePort(python: python)
         let cases: [(arguments: [String], status: Int32, says: String)] = [
             (["http://127.0.0.1:\(port)/"], 7, "could not connect to 127.0.0.1:\(port): connection refused"),
             (["http://no-such-host.invalid/"], 6, "could not resolve host no-such-host.invalid"),
@@ -219,10 +219,4 @@ struct SendTests {
         #expect(after.contains { $0.hasSuffix("EXIT=0") }, "\(after)")
     }
 
-    /// A port on 127.0.0.1 that nothing listens on: bound by Python, then closed.
-    func freePort() throws -> Int {
-        let script = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
-        let result = try runProgram(python, ["-c", script])
-        return try #require(Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
-    }
 }

@@ -49,6 +49,19 @@ package struct RandomForm {
     package var body = MultipartBody()
     package var expected: [PeerPart] = []
 
+    /// Random parts (see ``init(random:folder:maxSize:)``) and then a 3 MiB file part named "big", so that the
+    /// body outgrows a socket's buffers: what the transport tests send.
+    package init(seed: UInt64, folder: TemporaryFolder, maxSize: Int) throws {
+        var random = SeededGenerator(seed: seed)
+        try self.init(random: &random, folder: folder, maxSize: maxSize)
+        let big = random.bytes(3 << 20)
+        try body.append(.file(at: try folder.file("big.bin", contents: big), name: "big"))
+        expected.append(
+            PeerPart(
+                name: "big", filename: "big.bin", content_type: "application/octet-stream", size: big.count,
+                sha256: sha256Hex(big)))
+    }
+
     /// Random text fields, in-memory files, file parts and stream parts; contents include CR, LF and prefixes of
     /// the boundary.
     package init(random: inout some RandomNumberGenerator, folder: TemporaryFolder, maxSize: Int) throws {

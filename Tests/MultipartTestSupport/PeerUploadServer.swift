@@ -29,6 +29,13 @@ package final class PeerUploadServer {
 
     package var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
 
+    /// A port on 127.0.0.1 that nothing listens on: bound by `python`, then closed.
+    package static func freePort(python: String) throws -> Int {
+        let script = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+        let result = try runProgram(python, ["-c", script])
+        return try #require(Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
     /// Tests/Peers/front.py before the server on `targetPort`: each new connection takes the next of `actions`
     /// (`proxy`, `drop`, `status:CODE[:RETRY_AFTER]`, `redirect:CODE:LOCATION`), the last one repeating.
     package static func front(python: String, targetPort: Int, actions: [String]) throws -> PeerUploadServer {

@@ -26,15 +26,7 @@ struct UploadTests {
 
     /// A random form with a 3 MiB file part, so that the body outgrows the socket buffers.
     func makeForm(_ folder: TemporaryFolder) throws -> RandomForm {
-        var random = SeededGenerator(seed: 7)
-        var form = try RandomForm(random: &random, folder: folder, maxSize: 100_000)
-        let big = try folder.file("big.bin", contents: random.bytes(3 << 20))
-        try form.body.append(.file(at: big, name: "big"))
-        form.expected.append(
-            PeerPart(
-                name: "big", filename: "big.bin", content_type: "application/octet-stream", size: 3 << 20,
-                sha256: sha256Hex(try Data(contentsOf: big))))
-        return form
+        try RandomForm(seed: 7, folder: folder, maxSize: 100_000)
     }
 
     /// Sends `body` to `url` and returns the status, the server's reply (nil for a body that is not JSON) and the
@@ -194,7 +186,7 @@ struct UploadTests {
     }
 
     @Test func aRefusedConnectionIsRetriedThenThrown() async throws {
-        let port = try freePort()
+        let port = try PeerUploadServer.freePort(python: python)
         let events = Locked<[MultipartUploadEvent]>([])
         var options = retrying(2)
         options.onEvent = { event in events.set(events.get() + [event]) }
@@ -229,13 +221,6 @@ struct UploadTests {
         _ = try await response.body.collect(upTo: 1 << 20)
         #expect(last.get()?.completedBytes == form.body.contentLength)
         #expect(last.get()?.fractionCompleted == 1)
-    }
-
-    /// A port on 127.0.0.1 that nothing listens on: bound by Python, then closed.
-    func freePort() throws -> Int {
-        let script = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
-        let result = try runProgram(python, ["-c", script])
-        return try #require(Int(result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     func smallBody() throws -> MultipartBody {
