@@ -118,6 +118,10 @@ struct SendCommand: AsyncParsableCommand {
         } catch let error as FormSpec.ParseError {
             throw BuildCommand.fail(error.description)
         }
+        if (retry > 0 || location) && !body.isReproducible && !silent {
+            let note = "a part reads standard input, which can be read once: no retry, and no redirect resends it"
+            FileHandle.standardError.write(Data("multipart: \(note)\n".utf8))
+        }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try clientConfiguration())
         let display = SendProgress(style: progressStyle, body: body)
         let outcome: Result<Void, any Error>

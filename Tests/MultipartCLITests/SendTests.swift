@@ -122,6 +122,19 @@ struct SendTests {
         #expect(result.stderr.contains("attempt 2 of 3 in 50 ms"), "\(result.stderr)")
     }
 
+    /// A part from standard input can be read once: it is sent once, and the tool says so when asked to retry.
+    @Test func standardInputIsNeverSentTwice() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["drop", "proxy"])
+        let result = try runProgram(
+            try #require(Peers.multipart),
+            ["send", "http://127.0.0.1:\(front.port)/upload", "-F", "log=@-", "--retry", "2", "--progress", "none"],
+            input: Array("from standard input".utf8))
+        #expect(result.status == 52 || result.status == 56, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("multipart: a part reads standard input, which can be read once"))
+        #expect(!result.stderr.contains("attempt 2"), "\(result.stderr)")
+    }
+
     @Test func failTurnsARefusalIntoStatus22() throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["status:413"])

@@ -6,7 +6,8 @@ tests of retries and redirects.
 
 Prints its port on the first line. Each new connection takes the next ACTION; the last one repeats:
   proxy                          forwards the connection to 127.0.0.1:TARGET_PORT, both ways
-  drop                           reads the request's head and up to 64 KiB of its body, then closes (no answer)
+  drop                           reads the request's head and up to 64 KiB of its body (0.5 s at most), then
+                                 resets the connection (no answer)
   status:CODE[:RETRY_AFTER]      answers CODE (with Retry-After when given) after the head, and closes
   redirect:CODE:LOCATION         reads the body (by its Content-Length), answers CODE with Location, and closes
   hang                           reads the head, then neither reads nor answers
@@ -83,12 +84,12 @@ def serve(conn, action, target_port):
         if kind == "hang":
             time.sleep(3600)  # the process ends when its input closes
         elif kind == "drop":
+            conn.settimeout(0.5)  # a small body is all sent by then; the client then waits for an answer
             while len(rest) < 65536:
                 chunk = conn.recv(65536)
                 if not chunk:
                     break
                 rest += chunk
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
         elif kind == "status":
             code, _, retry_after = argument.partition(":")
             answer(conn, int(code), [f"Retry-After: {retry_after}"] if retry_after else [])
@@ -96,9 +97,14 @@ def serve(conn, action, target_port):
             code, _, location = argument.partition(":")
             drain(conn, head, rest)
             answer(conn, int(code), [f"Location: {location}"])
-    except OSError:
+    except OSError:  # socket.timeout among them: the drop goes ahead
         pass
     finally:
+        if kind == "drop":
+            try:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
+            except OSError:
+                pass
         conn.close()
 
 
