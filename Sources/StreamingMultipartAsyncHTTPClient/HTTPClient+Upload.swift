@@ -35,7 +35,7 @@ extension HTTPClient {
     ///   answering a POST, and 303, continue with a GET without a body. At most
     ///   ``MultipartUploadOptions/maxRedirects``.
     /// - A connection refused, reset or closed before the answer, a timeout, and the answers 408, 429 and 5xx (but
-    ///   501 and 505) are tried again ``MultipartUploadOptions/Retry/attempts`` times, after `Retry-After` when the
+    ///   501 and 505) are tried again `MultipartRetry.attempts` times, after `Retry-After` when the
     ///   answer has one, else after the backoff. The last answer is returned; the last error is thrown.
     /// - A body that cannot be produced again (one holding a ready-made `InputStream`:
     ///   `MultipartBody.isReproducible`) is sent once: a 307 or 308 is then returned as it

@@ -39,26 +39,8 @@ public struct MultipartUploadOptions: Sendable {
 
     public init() {}
 
-    /// When and how often to try again.
-    public struct Retry: Sendable, Hashable {
-        /// The most attempts after the first; 0 for none.
-        public var attempts: Int
-        /// The wait before the first retry; it doubles for each next one, up to ``maxDelay``.
-        public var initialDelay: Duration
-        /// The longest wait between attempts, a `Retry-After` answer included.
-        public var maxDelay: Duration
-
-        /// No retry.
-        public static let none = Retry(attempts: 0)
-
-        /// Up to `attempts` retries, waiting `initialDelay`, then twice that each time, at most `maxDelay`
-        /// (curl's `--retry`: 1 s, doubling, at most 10 minutes).
-        public init(attempts: Int, initialDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(600)) {
-            self.attempts = max(0, attempts)
-            self.initialDelay = initialDelay
-            self.maxDelay = maxDelay
-        }
-    }
+    /// When and how often to try again: the core's `MultipartRetry`, which the URLSession upload takes too.
+    public typealias Retry = MultipartRetry
 }
 
 /// What an upload does between attempts, for progress displays and logs.

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import StreamingMultipart
 
 /// What an upload sends next, decided after each attempt: a value holding the request as it stands (URL, method,
 /// headers, whether it carries the body) and the retries and redirects left.
@@ -69,10 +70,9 @@ struct UploadPlan {
             redirect(to: target, status: status)
             return .redirect(status: status)
         }
-        let transient = status == 408 || status == 429 || (500...599).contains(status) && status != 501 && status != 505
-        guard transient, let delay = nextDelay() else { return .finish }
-        let retryAfter = response.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: now) }
-        return .retry(after: min(retryAfter ?? delay, retry.maxDelay), reason: "HTTP \(status)")
+        guard MultipartRetry.isTransient(status: status), let backoff = nextDelay() else { return .finish }
+        let delay = retry.delay(retryAfter: response.first(name: "Retry-After"), backoff: backoff, now: now)
+        return .retry(after: delay, reason: "HTTP \(status)")
     }
 
     /// The step after an attempt failed with `error`: a retry, or nil to throw it.
@@ -83,10 +83,9 @@ struct UploadPlan {
 
     /// The backoff before the next retry, counting it; nil when no retry is left or the body cannot be sent again.
     private mutating func nextDelay() -> Duration? {
-        guard retriesUsed < retry.attempts, canSendAgain else { return nil }
-        let delay = retry.initialDelay * (1 << min(retriesUsed, 30))
+        guard canSendAgain, let delay = retry.backoff(afterRetries: retriesUsed) else { return nil }
         retriesUsed += 1
-        return min(delay, retry.maxDelay)
+        return delay
     }
 
     /// Whether a redirect keeps the method and body: all but 303 (but for HEAD) and 301/302 answering a POST.
@@ -131,19 +130,5 @@ struct UploadPlan {
         default:
             return nil
         }
-    }
-
-    /// A `Retry-After` value (RFC 9110 §10.2.3): seconds, or an HTTP date; nil when it is neither.
-    static func retryAfter(_ value: String, now: Date) -> Duration? {
-        let value = value.trimmingCharacters(in: .whitespaces)
-        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            return .seconds(Int64(value.prefix(9)) ?? 0)
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
+import StreamingMultipart
 import Testing
 
 @testable import StreamingMultipartAsyncHTTPClient
@@ -32,11 +33,11 @@ struct UploadPlanTests {
             try plan.next(afterStatus: 429, headers: ["Retry-After": "3"], now: now)
                 == .retry(after: .seconds(3), reason: "HTTP 429"))
         let date = "Tue, 14 Jul 2026 03:33:22 GMT"  // 2 s after `now`
-        #expect(UploadPlan.retryAfter(date, now: now) == .seconds(2))
+        #expect(MultipartRetry.retryAfter(date, now: now) == .seconds(2))
         #expect(
             try plan.next(afterStatus: 503, headers: ["Retry-After": "3600"], now: now)
                 == .retry(after: .seconds(5), reason: "HTTP 503"))
-        #expect(UploadPlan.retryAfter("soon", now: now) == nil)
+        #expect(MultipartRetry.retryAfter("soon", now: now) == nil)
     }
 
     @Test(arguments: [200, 201, 400, 401, 404, 413, 415, 501, 505])

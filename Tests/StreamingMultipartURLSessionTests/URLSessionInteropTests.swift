@@ -114,6 +114,27 @@ struct URLSessionInteropTests {
         #expect(reply.method == "POST")
     }
 
+    /// 503 and 429 are tried again with the whole body; past the retries the last answer is returned.
+    @Test(arguments: [2, 1])
+    func theOneCallRetriesTransientAnswers(attempts: Int) async throws {
+        let python = try #require(Peers.pythonMultipart)
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["status:503:0", "status:429", "proxy"])
+        let (folder, form) = try makeForm()
+        defer { folder.remove() }
+        let request = URLRequest(url: URL(string: "http://127.0.0.1:\(front.port)/upload")!)
+        let retry = MultipartRetry(attempts: attempts, initialDelay: .milliseconds(10))
+        let (data, response) = try await URLSession.shared.upload(form.body, for: request, retry: retry)
+        let status = (response as? HTTPURLResponse)?.statusCode
+        if attempts == 2 {
+            #expect(status == 200)
+            #expect(try JSONDecoder().decode(PeerReply.self, from: data).parts == form.expected)
+        } else {
+            #expect(status == 429, "one retry: the 503, then the 429 returned")
+        }
+    }
+
     /// A failed upload leaves no body file either.
     @Test func aFailedUploadLeavesNoFile() async throws {
         let spool = try TemporaryFolder()
@@ -122,7 +143,9 @@ struct URLSessionInteropTests {
         defer { folder.remove() }
         let request = URLRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
         await #expect(throws: (any Error).self) {
-            _ = try await URLSession.shared.upload(form.body, for: request, temporaryDirectory: spool.url)
+            let retry = MultipartRetry(attempts: 1, initialDelay: .milliseconds(10))  // refused twice
+            _ = try await URLSession.shared.upload(
+                form.body, for: request, retry: retry, temporaryDirectory: spool.url)
         }
         #expect(try spool.contents().isEmpty)
     }

@@ -98,9 +98,9 @@ struct OneCallUploadTests {
         #expect(try server.spooledFiles() == [])
     }
 
-    @Test func urlSessionResendsTheWholeBodyAfterA307() async throws {
+    @Test func urlSessionFollowsA307ThenRetriesADroppedConnection() async throws {
         let server = try RunningServer()
-        let front = try Front(before: server, actions: ["redirect:307:/upload", "proxy"])
+        let front = try Front(before: server, actions: ["redirect:307:/upload", "drop", "proxy"])
         let outbox = try Outbox()
         defer {
             front.stop()
@@ -111,7 +111,9 @@ struct OneCallUploadTests {
         let temporary = outbox.url.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         let request = URLRequest(url: URL(string: "http://127.0.0.1:\(front.port)/start")!)
-        let (data, response) = try await URLSession.shared.upload(body, for: request, temporaryDirectory: temporary)
+        let retry = MultipartRetry(attempts: 2, initialDelay: .milliseconds(50))
+        let (data, response) = try await URLSession.shared.upload(
+            body, for: request, retry: retry, temporaryDirectory: temporary)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         let answer = try JSONDecoder().decode(Answer.self, from: data)
         #expect(answer.files?.map(\.sha256) == digests)

@@ -1,0 +1,63 @@
+package import Foundation
+
+/// When and how often a one-call upload tries again, curl's `--retry` as the model: after a connection failure
+/// (refused, reset, closed early, a timeout) or an answer of 408, 429 or 5xx (but 501 and 505, which no retry
+/// changes), waiting `Retry-After` when the server sends it, else a backoff that doubles.
+///
+/// The uploads of `StreamingMultipartAsyncHTTPClient` and `StreamingMultipartURLSession` take it; a retry sends the
+/// whole body again, produced anew from its parts, so only a body that can be produced again is retried
+/// (``MultipartBody/isReproducible``).
+///
+/// ```swift
+/// let retry = MultipartRetry(attempts: 3)  // waits 1 s, 2 s, 4 s, or what Retry-After says, at most 10 minutes
+/// ```
+public struct MultipartRetry: Sendable, Hashable {
+    /// The most attempts after the first; 0 for none.
+    public var attempts: Int
+    /// The wait before the first retry; it doubles for each next one, up to ``maxDelay``.
+    public var initialDelay: Duration
+    /// The longest wait between attempts, a `Retry-After` answer included.
+    public var maxDelay: Duration
+
+    /// No retry.
+    public static let none = MultipartRetry(attempts: 0)
+
+    /// Up to `attempts` retries, waiting `initialDelay`, then twice that each time, at most `maxDelay`
+    /// (curl's `--retry`: 1 s, doubling, at most 10 minutes).
+    public init(attempts: Int, initialDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(600)) {
+        self.attempts = max(0, attempts)
+        self.initialDelay = initialDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The wait before a retry when `used` retries came before it, or nil when none is left.
+    package func backoff(afterRetries used: Int) -> Duration? {
+        guard used < attempts else { return nil }
+        return min(initialDelay * (1 << min(used, 30)), maxDelay)
+    }
+
+    /// The wait a response asks for: its `Retry-After` when it has a readable one (capped at ``maxDelay``), else
+    /// `backoff`.
+    package func delay(retryAfter value: String?, backoff: Duration, now: Date = Date()) -> Duration {
+        min(value.flatMap { Self.retryAfter($0, now: now) } ?? backoff, maxDelay)
+    }
+
+    /// Whether an answer is worth another attempt: 408, 429 and 5xx but 501 and 505.
+    package static func isTransient(status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status) && status != 501 && status != 505
+    }
+
+    /// A `Retry-After` value (RFC 9110 §10.2.3): seconds, or an HTTP date; nil when it is neither.
+    package static func retryAfter(_ value: String, now: Date) -> Duration? {
+        let value = value.trimmingCharacters(in: .whitespaces)
+        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return .seconds(Int64(value.prefix(9)) ?? 0)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+    }
+}
