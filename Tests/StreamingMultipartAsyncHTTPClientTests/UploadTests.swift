@@ -170,6 +170,29 @@ struct UploadTests {
         #expect(events.isEmpty)
     }
 
+    /// A refusal sent after the head (front.py answers 413 and closes) stops a 256 MiB body early: what was read of
+    /// it is a few socket buffers, and the answer is the refusal.
+    @Test func aRefusalStopsALargeBodyEarly() async throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["status:413"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = folder.url.appendingPathComponent("sparse.bin")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 256 << 20)  // a sparse file: no disk written
+        try handle.close()
+        var body = MultipartBody()
+        try body.append(.file(at: file, name: "big"))
+        let sent = Locked<Int64>(0)
+        let response = try await client.upload(body, to: "http://127.0.0.1:\(front.port)/upload") { progress in
+            sent.set(progress.completedBytes)
+        }
+        #expect(response.status.code == 413)
+        #expect(response.headers.first(name: "Connection") == "close")
+        #expect(sent.get() < 8 << 20, "stopped after \(sent.get()) of \(256 << 20) bytes")
+    }
+
     @Test func aOneShotStreamIsNeverSentTwice() async throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["drop", "proxy"])
