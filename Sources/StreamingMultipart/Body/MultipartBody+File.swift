@@ -16,7 +16,9 @@ extension MultipartBody {
     ///
     /// File parts go from their file into the body's inside the kernel where it can (`copy_file_range` on Linux), so
     /// a large file never passes through this process; the rest of the body, compressed bodies, and bodies whose
-    /// boundary you chose (their files are watched for it) go through one 1 MiB block.
+    /// boundary you chose (their files are watched for it) go through one 1 MiB block. Apple platforms have no call
+    /// that copies part of one file into another at a position (`clonefile` and `fcopyfile` copy whole files, and a
+    /// body file is never a copy of one), so there file parts go through the block too.
     ///
     /// ```swift
     /// let length = try body.write(to: uploadsFolder.appendingPathComponent("upload.body"))
