@@ -34,16 +34,21 @@ import Testing
         let expected = try body.bytes()
         let sequence = body.byteBuffers(size: size)
         #expect(sequence.contentLength == Int64(expected.count))
-        for _ in 0..<2 {  // a retry sends the whole body again
+        // A retry sends the whole body again. The first pass lets go of each buffer (the iterator reads into it
+        // again), the second keeps them all: each must keep its bytes.
+        for keeps in [false, true] {
             var bytes: [UInt8] = []
+            var kept: [ByteBuffer] = []
             var count = 0
             for try await buffer in sequence {
                 #expect(buffer.readableBytes <= size && buffer.readableBytes > 0)
                 bytes += buffer.readableBytesView
+                if keeps { kept.append(buffer) }
                 count += 1
             }
             #expect(bytes == expected)
             #expect(count == (expected.count + size - 1) / size)
+            #expect(!keeps || kept.flatMap { Array($0.readableBytesView) } == expected, "kept buffers changed")
         }
     }
 
