@@ -22,9 +22,9 @@ struct SendCommand: AsyncParsableCommand {
 
             Exit status, as curl's: 0 done (any HTTP status without --fail); 1 usage or a form that cannot be \
             built; 6 host not resolved; 7 connection refused or failed; 22 HTTP status of 400 or more with \
-            --fail; 23 the response could not be written; 26 a file part could not be read; 28 timeout; 35 TLS \
-            handshake failed; 47 too many redirects; 52 no answer; 56 the connection broke while receiving; 60 \
-            the server's certificate was not trusted.
+            --fail; 23 the response could not be written; 26 a file part could not be opened or read; 28 \
+            timeout; 35 TLS handshake failed; 47 too many redirects; 52 no answer; 56 the connection broke while \
+            receiving; 60 the server's certificate was not trusted.
             """
     )
 
@@ -109,10 +109,17 @@ struct SendCommand: AsyncParsableCommand {
         }
     }
 
+    /// The form errors that mean a file part could not be opened.
+    private static let unreadableFile: [MultipartError.Code] = [.fileNotFound, .fileUnreadable, .notARegularFile]
+
     func run() async throws {
         let body: MultipartBody
         do {
             body = try form.makeBody()
+        } catch let error as MultipartError where Self.unreadableFile.contains(error.code) {
+            // curl's status for a file part it cannot open: 26, "failed to open/read local data".
+            FileHandle.standardError.write(Data("multipart: \(error.description)\n".utf8))
+            throw ExitCode(26)
         } catch let error as MultipartError {
             throw BuildCommand.fail(error.description)
         } catch let error as FormSpec.ParseError {

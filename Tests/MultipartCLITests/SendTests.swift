@@ -159,7 +159,7 @@ struct SendTests {
             (["http://127.0.0.1:\(port)/"], 7, "could not connect to 127.0.0.1:\(port): connection refused"),
             (["http://no-such-host.invalid/"], 6, "could not resolve host no-such-host.invalid"),
             (["http://127.0.0.1:\(front.port)/", "--max-time", "1"], 28, "timed out after 1.0 s (--max-time)"),
-            (["http://127.0.0.1:\(port)/", "-F", "f=@/no/such/file"], 1, "file not found: /no/such/file"),
+            (["http://127.0.0.1:\(port)/", "-F", "f=@/no/such/file"], 26, "file not found: /no/such/file"),
             (["ftp://127.0.0.1/"], 1, "is not an http or https URL"),
             (["http://127.0.0.1/", "-H", "no colon"], 1, "expected 'Name: value'"),
             (["http://127.0.0.1/", "--limit-rate", "fast"], 1, "--limit-rate \"fast\""),
