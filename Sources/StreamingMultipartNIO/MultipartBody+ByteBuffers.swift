@@ -21,10 +21,10 @@ extension MultipartBody {
     /// Each iteration produces the whole body again, so a retry can send it anew. The bytes are read straight into
     /// each buffer's storage (no intermediate array); files with blocking reads of at most `size` bytes on the
     /// iterating task, which the page cache serves in microseconds. The iterator keeps the last three buffers and
-    /// reads into one again once its consumer has let go of it (a channel has written it): the bytes then go into
-    /// memory still in the CPU's caches, not a new allocation, which took a 1 GiB upload from 31,000 page faults to
-    /// 3,000; a buffer the consumer still holds keeps its bytes (a `ByteBuffer` copies on write). Cancelling the task
-    /// (or dropping the iterator) closes every file and stream the iteration opened.
+    /// reads into one again once its consumer has let go of it (a channel has written it), so that the bytes go
+    /// into memory still in the CPU's caches rather than a new allocation; a buffer the consumer still holds keeps
+    /// its bytes (a `ByteBuffer` copies on write). Cancelling the task (or dropping the iterator) closes every file
+    /// and stream the iteration opened.
     ///
     /// - Parameters:
     ///   - size: the most bytes in one buffer; at least 1.
@@ -63,9 +63,7 @@ extension MultipartBody {
         public struct AsyncIterator: AsyncIteratorProtocol {
             var pump: Pump
             let allocator: ByteBufferAllocator
-            /// The last buffers handed out, oldest first, to be filled again: once the consumer has let go of one
-            /// (a channel has written it), the next read goes into the same memory, still in the CPU's caches,
-            /// instead of a new allocation; one still held is copied on write, as any `ByteBuffer`.
+            /// The last buffers handed out, oldest first, to be filled again once their consumer let go of them.
             var handedOut: [ByteBuffer] = []
 
             /// The next buffer of at most `size` bytes, or nil after the last.
