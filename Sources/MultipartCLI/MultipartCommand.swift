@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// `multipart`: build and parse multipart/form-data bodies from the command line.
 @main
@@ -25,6 +27,12 @@ struct MultipartCommand: AsyncParsableCommand {
     /// `--help`, with exit status 1, as curl does; `--help` and `--version` print to standard output.
     static func main() async {
         let arguments = joiningDashedValues(Array(CommandLine.arguments.dropFirst()))
+        if arguments.first == "send" {
+            // `send` runs its tasks on NIO's event loops: AsyncHTTPClient pulls the body from a task it starts on the
+            // connection's loop, which then reads each buffer on that thread and writes it without a hop between
+            // threads (curl's one-thread loop). Done first thing, on the main thread, before any task is enqueued.
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {

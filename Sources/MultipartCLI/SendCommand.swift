@@ -151,11 +151,6 @@ struct SendCommand: AsyncParsableCommand {
     /// Sends the form and writes the answer.
     private func send(_ body: MultipartBody, with client: HTTPClient, display: SendProgress) async throws {
         var options = MultipartUploadOptions()
-        // Each buffer crosses from the task that reads it to NIO's event loop: 1 MiB buffers make four times fewer
-        // crossings than the library's 256 KiB, which on a loopback upload sharing two cores with its server closed
-        // most of the gap to curl (Benchmarks/RESULTS.md); the tool sends one form at a time, so the
-        // 4 MiB this holds (three buffers kept for reuse and one filling) is cheap.
-        options.bufferSize = 1 << 20
         options.retry = .init(attempts: retry, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
