@@ -47,6 +47,12 @@ public struct MultipartFile: Sendable, Hashable {
         self.contentType = contentType
     }
 
+    init(source: Source, filename: String, contentType: String?) {
+        self.source = source
+        self.filename = filename
+        self.contentType = contentType
+    }
+
     /// The part this file is sent as under `name`.
     ///
     /// - Throws: what `MultipartPart.file(at:name:filename:contentType:)` throws for a file that cannot be read.

@@ -1,0 +1,300 @@
+import Foundation
+
+/// One decoding: the strategies, and the one place where a node becomes a value.
+struct FormDecoding {
+    let keyStrategy: MultipartFormKeyStrategy
+    let dateStrategy: MultipartFormDateStrategy
+    let userInfo: [CodingUserInfoKey: Any]
+
+    init(decoder: MultipartFormDecoder) {
+        keyStrategy = decoder.keyStrategy
+        dateStrategy = decoder.dateStrategy
+        userInfo = decoder.userInfo
+    }
+
+    /// The `T` at `path`: the form's own types read here, the rest through their `init(from:)`. A nil node is a
+    /// name the form did not send.
+    func decode<T: Decodable>(_ type: T.Type, node: FormNode?, at path: FormKeyPath) throws -> T {
+        if T.self == SpooledFile.self {
+            return try file(node, at: path) as! T
+        } else if T.self == MultipartFile.self {
+            let file = try file(node, at: path)
+            let source: MultipartFile.Source =
+                if let path = file.path { .file(URL(fileURLWithPath: path)) } else { .data(Data(try file.contents())) }
+            return MultipartFile(source: source, filename: file.filename, contentType: file.contentType) as! T
+        } else if T.self == Data.self {
+            switch try leaf(node, at: path, expecting: T.self) {
+            case .field(let field): return Data(field.bytes) as! T
+            case .file(let file): return Data(try file.contents()) as! T
+            }
+        } else if T.self == Date.self {
+            let text = try text(node, at: path, expecting: T.self)
+            guard let date = dateStrategy.date(from: text) else { throw corrupted(text, T.self, node, path) }
+            return date as! T
+        } else if T.self == URL.self {
+            let text = try text(node, at: path, expecting: T.self)
+            guard let url = URL(string: text) else { throw corrupted(text, T.self, node, path) }
+            return url as! T
+        } else if T.self == Decimal.self {
+            let text = try text(node, at: path, expecting: T.self)
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw corrupted(text, T.self, node, path)
+            }
+            return decimal as! T
+        }
+        return try T(from: FormFieldDecoder(decoding: self, node: node, path: path))
+    }
+
+    /// The one value at a node: the node was sent, once, as a value rather than an object or a list.
+    func leaf(_ node: FormNode?, at path: FormKeyPath, expecting type: Any.Type) throws -> FormLeaf {
+        guard let node else {
+            if case .key(let key)? = path.components.last {
+                throw DecodingError.keyNotFound(
+                    FormCodingKey(stringValue: key),
+                    .init(
+                        codingPath: Array(path.codingPath.dropLast()),
+                        debugDescription: "the form has no field \(path.name(keyStrategy).debugDescription)"))
+            }
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: path.codingPath, debugDescription: "the form has no value here"))
+        }
+        guard node.leaves.count == 1, !node.isContainer else {
+            let what =
+                node.isContainer
+                ? "fields nested under \(path.name(keyStrategy).debugDescription)"
+                : "the field \(node.leaves[0].name.debugDescription) \(node.leaves.count) times; decode a list"
+            throw DecodingError.typeMismatch(
+                type, .init(codingPath: path.codingPath, debugDescription: "expected one value, the form sent \(what)"))
+        }
+        return node.leaves[0]
+    }
+
+    /// The text of a text field.
+    func text(_ node: FormNode?, at path: FormKeyPath, expecting type: Any.Type) throws -> String {
+        switch try leaf(node, at: path, expecting: type) {
+        case .field(let field):
+            return field.value
+        case .file(let file):
+            throw DecodingError.typeMismatch(
+                type,
+                .init(
+                    codingPath: path.codingPath,
+                    debugDescription:
+                        "the field \(file.name.debugDescription) is a file (\(file.filename.debugDescription)); "
+                        + "decode it as SpooledFile, MultipartFile or Data"))
+        }
+    }
+
+    /// The file of a file part.
+    func file(_ node: FormNode?, at path: FormKeyPath) throws -> SpooledFile {
+        switch try leaf(node, at: path, expecting: SpooledFile.self) {
+        case .file(let file):
+            return file
+        case .field(let field):
+            throw DecodingError.typeMismatch(
+                SpooledFile.self,
+                .init(
+                    codingPath: path.codingPath,
+                    debugDescription: "the field \(field.name.debugDescription) is text, not a file"))
+        }
+    }
+
+    /// The error for text that does not spell a `type`.
+    func corrupted(_ text: String, _ type: Any.Type, _ node: FormNode?, _ path: FormKeyPath) -> DecodingError {
+        let name = node?.leaves.first?.name ?? path.name(keyStrategy)
+        return DecodingError.dataCorrupted(
+            .init(
+                codingPath: path.codingPath,
+                debugDescription:
+                    "the field \(name.debugDescription) holds \(String(text.prefix(64)).debugDescription), "
+                    + "not \(type == Date.self ? "a date (\(dateStrategy))" : "a \(type)")"))
+    }
+
+    /// A number, or a `Bool`, from a field's text.
+    func parse<Value>(_ type: Value.Type, _ node: FormNode?, _ path: FormKeyPath, _ parse: (String) -> Value?) throws
+        -> Value
+    {
+        let text = try text(node, at: path, expecting: type)
+        guard let value = parse(text) else { throw corrupted(text, type, node, path) }
+        return value
+    }
+
+    /// `true`/`false`, `1`/`0`, and a checkbox's `on`/`off`.
+    static func bool(_ text: String) -> Bool? {
+        switch text {
+        case "true", "1", "on": true
+        case "false", "0", "off": false
+        default: nil
+        }
+    }
+}
+
+/// The `Decoder` a value sees at one place in a form.
+struct FormFieldDecoder: Decoder {
+    let decoding: FormDecoding
+    /// Nil where the form sent nothing under this name.
+    let node: FormNode?
+    let path: FormKeyPath
+
+    var codingPath: [any CodingKey] { path.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { decoding.userInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if let node, !node.leaves.isEmpty {
+            throw DecodingError.typeMismatch(
+                [String: Any].self,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "expected fields nested under \(path.name(decoding.keyStrategy).debugDescription), "
+                        + "the form sent the field \(node.leaves[0].name.debugDescription) itself"))
+        }
+        return KeyedDecodingContainer(Keyed<Key>(decoding: decoding, node: node ?? FormNode(), path: path))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        if let node, !node.children.isEmpty {
+            throw DecodingError.typeMismatch(
+                [Any].self,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "expected a list, the form sent fields nested under "
+                        + path.name(decoding.keyStrategy).debugDescription))
+        }
+        return Unkeyed(decoding: decoding, items: node?.items() ?? [], path: path)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+}
+
+extension FormFieldDecoder: SingleValueDecodingContainer {
+    func decodeNil() -> Bool { node == nil }
+    func decode(_ type: Bool.Type) throws -> Bool { try decoding.parse(type, node, path, FormDecoding.bool) }
+    func decode(_ type: String.Type) throws -> String { try decoding.text(node, at: path, expecting: type) }
+    func decode(_ type: Double.Type) throws -> Double { try decoding.parse(type, node, path) { Double($0) } }
+    func decode(_ type: Float.Type) throws -> Float { try decoding.parse(type, node, path) { Float($0) } }
+    func decode(_ type: Int.Type) throws -> Int { try decoding.parse(type, node, path) { Int($0) } }
+    func decode(_ type: Int8.Type) throws -> Int8 { try decoding.parse(type, node, path) { Int8($0) } }
+    func decode(_ type: Int16.Type) throws -> Int16 { try decoding.parse(type, node, path) { Int16($0) } }
+    func decode(_ type: Int32.Type) throws -> Int32 { try decoding.parse(type, node, path) { Int32($0) } }
+    func decode(_ type: Int64.Type) throws -> Int64 { try decoding.parse(type, node, path) { Int64($0) } }
+    func decode(_ type: UInt.Type) throws -> UInt { try decoding.parse(type, node, path) { UInt($0) } }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try decoding.parse(type, node, path) { UInt8($0) } }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try decoding.parse(type, node, path) { UInt16($0) } }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try decoding.parse(type, node, path) { UInt32($0) } }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try decoding.parse(type, node, path) { UInt64($0) } }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoding.decode(type, node: node, at: path) }
+}
+
+extension FormFieldDecoder {
+    /// An object: its children by key.
+    struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let decoding: FormDecoding
+        let node: FormNode
+        let path: FormKeyPath
+        var codingPath: [any CodingKey] { path.codingPath }
+        /// The keys in the order they came, then the `[i]` items' indexes, which read as keys too (`[Int: T]`).
+        var allKeys: [Key] {
+            (node.childOrder + node.indexed.keys.sorted().map(String.init)).compactMap { Key(stringValue: $0) }
+        }
+
+        func contains(_ key: Key) -> Bool { child(key) != nil }
+        func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
+
+        private func child(_ key: Key) -> FormNode? {
+            let name = key.stringValue
+            return node.children[name] ?? Int(name).flatMap { String($0) == name ? node.indexed[$0] : nil }
+        }
+
+        private func at(_ key: Key) -> FormFieldDecoder {
+            FormFieldDecoder(decoding: decoding, node: child(key), path: path.appending(.key(key.stringValue)))
+        }
+
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try at(key).decode(type) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try at(key).decode(type) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try at(key).decode(type) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try at(key).decode(type) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try at(key).decode(type) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try at(key).decode(type) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try at(key).decode(type) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try at(key).decode(type) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try at(key).decode(type) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try at(key).decode(type) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try at(key).decode(type) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try at(key).decode(type) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try at(key).decode(type) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try at(key).decode(type) }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try at(key).decode(type) }
+
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            try at(key).container(keyedBy: type)
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try at(key).unkeyedContainer()
+        }
+        func superDecoder() throws -> any Decoder {
+            FormFieldDecoder(decoding: decoding, node: node.children["super"], path: path.appending(.key("super")))
+        }
+        func superDecoder(forKey key: Key) throws -> any Decoder { at(key) }
+    }
+
+    /// A list: its items in order.
+    struct Unkeyed: UnkeyedDecodingContainer {
+        let decoding: FormDecoding
+        let items: [FormNode]
+        let path: FormKeyPath
+        private(set) var currentIndex = 0
+        var codingPath: [any CodingKey] { path.codingPath }
+        var count: Int? { items.count }
+        var isAtEnd: Bool { currentIndex >= items.count }
+
+        init(decoding: FormDecoding, items: [FormNode], path: FormKeyPath) {
+            self.decoding = decoding
+            self.items = items
+            self.path = path
+        }
+
+        /// The next item, counting it.
+        private mutating func next(_ type: Any.Type) throws -> FormFieldDecoder {
+            guard !isAtEnd else {
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(
+                        codingPath: path.appending(.index(currentIndex)).codingPath,
+                        debugDescription: "the list has \(items.count) items"))
+            }
+            defer { currentIndex += 1 }
+            return FormFieldDecoder(
+                decoding: decoding, node: items[currentIndex], path: path.appending(.index(currentIndex)))
+        }
+
+        mutating func decodeNil() throws -> Bool { false }
+        mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type).decode(type) }
+        mutating func decode(_ type: String.Type) throws -> String { try next(type).decode(type) }
+        mutating func decode(_ type: Double.Type) throws -> Double { try next(type).decode(type) }
+        mutating func decode(_ type: Float.Type) throws -> Float { try next(type).decode(type) }
+        mutating func decode(_ type: Int.Type) throws -> Int { try next(type).decode(type) }
+        mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type).decode(type) }
+        mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type).decode(type) }
+        mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type).decode(type) }
+        mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type).decode(type) }
+        mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type).decode(type) }
+        mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type).decode(type) }
+        mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type).decode(type) }
+        mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type).decode(type) }
+        mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type).decode(type) }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type).decode(type) }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+            -> KeyedDecodingContainer<NestedKey>
+        {
+            try next(type).container(keyedBy: type)
+        }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            try next([Any].self).unkeyedContainer()
+        }
+        mutating func superDecoder() throws -> any Decoder { try next(Any.self) }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import MultipartTestSupport
+import StreamingMultipart
+import Testing
+
+@Suite struct MultipartFormDecoderTests {
+    struct Listing: Codable, Equatable {
+        var title: String
+        var price: Double
+        var count: Int
+        var onSale: Bool
+        var note: String?
+        var tags: [String]
+        var seller: Seller
+        var items: [Item]
+        var grid: [[Int]]
+        var listed: Date
+        struct Seller: Codable, Equatable {
+            var name: String
+            var verified: Bool
+        }
+        struct Item: Codable, Equatable {
+            var id: Int
+            var size: String?
+        }
+    }
+
+    static let listing = Listing(
+        title: "Bike", price: 120.5, count: 2, onSale: false, note: nil, tags: ["red", "used"],
+        seller: .init(name: "Ann", verified: true), items: [.init(id: 7, size: "M"), .init(id: 9, size: nil)],
+        grid: [[1, 2], [3]], listed: Date(timeIntervalSince1970: 1_795_614_300))
+
+    /// Spools `body` and hands the form to `read`, removing the spooled files after.
+    func withForm<Result>(
+        _ body: MultipartBody, limits: MultipartSpooler.Limits = .untimed,
+        _ read: (SpooledForm) throws -> Result
+    ) async throws -> Result {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        let form = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        defer { form.removeFiles() }
+        return try read(form)
+    }
+
+    /// A form of text fields, in order.
+    func form(_ fields: [(String, String)]) throws -> MultipartBody {
+        var body = MultipartBody()
+        for (name, value) in fields { try body.append(.text(value, name: name)) }
+        return body
+    }
+
+    @Test(arguments: [MultipartFormKeyStrategy.brackets, .dots])
+    func whatTheEncoderWritesDecodesBack(strategy: MultipartFormKeyStrategy) async throws {
+        var encoder = MultipartFormEncoder()
+        encoder.keyStrategy = strategy
+        var decoder = MultipartFormDecoder()
+        decoder.keyStrategy = strategy
+        let decoded = try await withForm(encoder.encode(Self.listing)) { try decoder.decode(Listing.self, from: $0) }
+        #expect(decoded == Self.listing)
+    }
+
+    struct Upload: Decodable {
+        var caption: String
+        var photo: SpooledFile
+        var copy: MultipartFile
+        var bytes: Data
+        var extra: [SpooledFile]
+    }
+
+    @Test func filesDecodeAsSpooledFilesMultipartFilesOrData() async throws {
+        let photo = Array(repeating: UInt8(0xAB), count: 200_000)
+        var body = MultipartBody()
+        try body.append(.text("Sunset", name: "caption"))
+        try body.append(.data(Data(photo), name: "photo", filename: "sunset.jpg"))
+        try body.append(.data(Data(photo), name: "copy", filename: "copy.jpg", contentType: "image/jpeg"))
+        try body.append(.data(Data([1, 2, 3]), name: "bytes", filename: "b.bin"))
+        try body.append(.data(Data([4]), name: "extra[]", filename: "1.txt"))
+        try body.append(.data(Data([5]), name: "extra[]", filename: "2.txt"))
+        try await withForm(body) { form in
+            let upload = try MultipartFormDecoder().decode(Upload.self, from: form)
+            #expect(upload.caption == "Sunset")
+            #expect(upload.photo.filename == "sunset.jpg" && upload.photo.byteCount == 200_000)
+            #expect(try upload.photo.contents() == photo)
+            #expect(upload.copy.filename == "copy.jpg" && upload.copy.contentType == "image/jpeg")
+            guard case .file(let url) = upload.copy.source else {
+                Issue.record("a file on disk is a file source")
+                return
+            }
+            #expect(try Array(Data(contentsOf: url)) == photo)
+            #expect(upload.bytes == Data([1, 2, 3]))
+            #expect(try upload.extra.map { try $0.contents() } == [[4], [5]])
+        }
+    }
+
+    @Test func repeatedNamesBracketsAndIndexesAllMakeLists() async throws {
+        struct Lists: Decodable, Equatable {
+            var a: [String]
+            var b: [String]
+            var c: [Int]
+            var missing: [String]
+        }
+        let body = try form([
+            ("a", "1"), ("a", "2"), ("b[]", "x"), ("c[2]", "30"), ("c[0]", "10"), ("b[]", "y"), ("c[1]", "20"),
+        ])
+        let lists = try await withForm(body) { try MultipartFormDecoder().decode(Lists.self, from: $0) }
+        #expect(lists == Lists(a: ["1", "2"], b: ["x", "y"], c: [10, 20, 30], missing: []))
+    }
+
+    @Test func valuesParseAsTheirTypes() async throws {
+        struct Values: Decodable, Equatable {
+            var yes: Bool
+            var no: Bool
+            var checkbox: Bool
+            var small: Int8
+            var big: UInt64
+            var ratio: Float
+            var price: Decimal
+            var site: URL
+            var when: Date
+        }
+        let body = try form([
+            ("yes", "true"), ("no", "0"), ("checkbox", "on"), ("small", "-128"), ("big", "18446744073709551615"),
+            ("ratio", "0.25"), ("price", "19.99"), ("site", "https://example.com/a?b=c"),
+            ("when", "2026-11-25T13:45:00.250Z"),
+        ])
+        let values = try await withForm(body) { try MultipartFormDecoder().decode(Values.self, from: $0) }
+        #expect(
+            values
+                == Values(
+                    yes: true, no: false, checkbox: true, small: -128, big: .max, ratio: 0.25,
+                    price: Decimal(string: "19.99")!, site: URL(string: "https://example.com/a?b=c")!,
+                    when: Date(timeIntervalSince1970: 1_795_614_300.25)))
+    }
+
+    /// The description and coding path of the `DecodingError` that decoding `T` from `fields` throws.
+    func failure<T: Decodable>(
+        _ type: T.Type, _ fields: [(String, String)], decoder: MultipartFormDecoder = MultipartFormDecoder()
+    ) async throws -> (kind: String, path: String, says: String, cause: MultipartError?) {
+        try await withForm(form(fields)) { form in
+            do {
+                _ = try decoder.decode(type, from: form)
+            } catch let error as DecodingError {
+                let path = { (context: DecodingError.Context) in
+                    context.codingPath.map(\.stringValue).joined(separator: ".")
+                }
+                switch error {
+                case .keyNotFound(let key, let context):
+                    return ("keyNotFound", path(context) + "/" + key.stringValue, context.debugDescription, nil)
+                case .typeMismatch(_, let context):
+                    return ("typeMismatch", path(context), context.debugDescription, nil)
+                case .dataCorrupted(let context):
+                    return (
+                        "dataCorrupted", path(context), context.debugDescription,
+                        context.underlyingError as? MultipartError
+                    )
+                case .valueNotFound(_, let context):
+                    return ("valueNotFound", path(context), context.debugDescription, nil)
+                @unknown default:
+                    return ("unknown", "", "\(error)", nil)
+                }
+            }
+            Issue.record("decoding \(T.self) succeeded")
+            return ("", "", "", nil)
+        }
+    }
+
+    @Test func errorsNameTheFieldAsSentAndTheCodingPath() async throws {
+        let missing = try await failure(Listing.Seller.self, [("name", "Ann")])
+        #expect(missing.kind == "keyNotFound" && missing.path == "/verified")
+        #expect(missing.says.contains("no field \"verified\""))
+
+        struct Nested: Decodable { var items: [Listing.Item] }
+        let corrupt = try await failure(Nested.self, [("items[0][id]", "7"), ("items[1][id]", "seven")])
+        #expect(corrupt.kind == "dataCorrupted" && corrupt.path == "items.1.id")
+        #expect(corrupt.says.contains("\"items[1][id]\" holds \"seven\", not a Int"))
+
+        let twice = try await failure(Listing.Seller.self, [("name", "Ann"), ("name", "Bob"), ("verified", "1")])
+        #expect(twice.kind == "typeMismatch" && twice.path == "name")
+        #expect(twice.says.contains("the field \"name\" 2 times"))
+
+        let nested = try await failure(Listing.Seller.self, [("name[first]", "Ann"), ("verified", "1")])
+        #expect(nested.kind == "typeMismatch" && nested.says.contains("fields nested under \"name\""))
+    }
+
+    @Test func aFileWhereTextIsExpectedSaysSo() async throws {
+        var body = MultipartBody()
+        try body.append(.data(Data("x".utf8), name: "caption", filename: "c.txt"))
+        try await withForm(body) { form in
+            #expect {
+                try MultipartFormDecoder().decode([String: String].self, from: form)
+            } throws: { error in
+                guard case DecodingError.typeMismatch(_, let context) = error else { return false }
+                return context.debugDescription.contains("\"caption\" is a file (\"c.txt\")")
+            }
+        }
+    }
+
+    @Test func hostileShapesFailCleanlyUnderTheLimits() async throws {
+        struct Anything: Decodable { var a: [String]? }
+        let index = try await failure(Anything.self, [("a[999999999]", "x")])
+        #expect(index.kind == "dataCorrupted" && index.cause?.code == .limitExceeded)
+        #expect(index.says.contains("index 999999999"))
+
+        // Ten thousand levels: past the parser's header limit (and the builder's), unless a server raises it.
+        let deep = "a" + String(repeating: "[a]", count: 10_000)
+        let bytes = Array("--B\r\nContent-Disposition: form-data; name=\"\(deep)\"\r\n\r\nx\r\n--B--\r\n".utf8)
+        var longHeaders = MultipartSpooler.Limits.untimed
+        longHeaders.parser.maxHeaderBytesPerPart = 1 << 20
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try await MultipartSpooler(directory: folder.url, limits: longHeaders)
+            .spool(chunkStream(bytes, size: 4096), contentType: "multipart/form-data; boundary=B")
+        #expect {
+            try MultipartFormDecoder().decode(Anything.self, from: form)
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return false }
+            return (context.underlyingError as? MultipartError)?.code == .limitExceeded
+                && context.debugDescription.contains("deeper than 32 levels (maxDepth)")
+        }
+
+        var decoder = MultipartFormDecoder()
+        decoder.limits.maxListLength = 100
+        let many = try await failure(Anything.self, Array(repeating: ("a[]", "x"), count: 101), decoder: decoder)
+        #expect(many.cause?.code == .limitExceeded && many.says.contains("more than 100 items"))
+        let repeated = try await failure(Anything.self, Array(repeating: ("a", "x"), count: 101), decoder: decoder)
+        #expect(repeated.cause?.code == .limitExceeded)
+    }
+
+    @Test func namesOutsideTheGrammarAreKeysAsSent() async throws {
+        let odd = try form([("a[b", "1"), ("a[b]c", "2"), ("[x]", "3"), ("d.e", "4")])
+        let flat = try await withForm(odd) { try MultipartFormDecoder().decode([String: String].self, from: $0) }
+        #expect(flat == ["a[b": "1", "a[b]c": "2", "[x]": "3", "d.e": "4"])
+
+        let padded = try form([("n[007]", "5"), ("n[7]", "6")])  // 007 is not an index: a key
+        let nested = try await withForm(padded) {
+            try MultipartFormDecoder().decode([String: [String: String]].self, from: $0)
+        }
+        #expect(nested == ["n": ["007": "5", "7": "6"]])
+
+        var dots = MultipartFormDecoder()
+        dots.keyStrategy = .dots
+        let dotted = try await withForm(try form([("d.e", "4")])) {
+            try dots.decode([String: [String: String]].self, from: $0)
+        }
+        #expect(dotted == ["d": ["e": "4"]])
+    }
+}
