@@ -1,5 +1,6 @@
 import Foundation
 import MultipartTestSupport
+import PropertyBased
 import StreamingMultipart
 import Testing
 
@@ -244,5 +245,76 @@ import Testing
             try dots.decode([String: [String: String]].self, from: $0)
         }
         #expect(dotted == ["d": ["e": "4"]])
+    }
+}
+
+/// Encoding, spooling and decoding random values gives them back.
+@Suite struct FormRoundTripTests {
+    struct Order: Codable, Equatable {
+        var id: Int
+        var note: String?
+        var tags: [String]
+        var lines: [Line]
+        var matrix: [[Int]]
+        var customer: Customer
+        var flags: [String: Bool]
+        var amount: Double
+        var placed: Date
+        var receipt: Data?
+        struct Line: Codable, Equatable {
+            var sku: String
+            var quantity: UInt16
+            var options: [String]?
+        }
+        struct Customer: Codable, Equatable {
+            var name: String
+            var vip: Bool
+        }
+    }
+
+    /// Any text, control characters and line breaks included: a field's bytes go through as they are.
+    static let text = Gen<Character>.oneOf(
+        Gen<Character?>.element(of: ["\r", "\n", "\r\n", "\"", "[", "]", ".", "-", " ", "é", "👍🏽"]).map { $0! },
+        Gen<Unicode.Scalar>.unicodeScalar(in: "\u{1}"..."\u{D7FF}").map { Character($0) }
+    ).string(of: 0...12)
+    static let key = Gen<Character>.letterOrNumber.string(of: 1...6)
+    /// Lists a form can show: empty lists vanish, so an optional list is nil or has items, and so does a list in a
+    /// list.
+    static let nonEmptyTexts = text.array(of: 1...3)
+
+    static let order = zip(
+        zip(
+            Gen<Int>.int(), text.optional, text.array(of: 0...4),
+            Gen<Int>.int(in: -99...99).array(of: 1...3).array(of: 0...3)),
+        zip(text, text, Gen<UInt16>.uint16(), nonEmptyTexts.optional).map {
+            Order.Line(sku: $0, quantity: $2, options: $3)
+        }
+        .array(of: 0...3),
+        zip(text, Gen.bool, zip(key, Gen.bool).dictionary(ofAtMost: 0...3)),
+        zip(
+            Gen.double(in: -1e9...1e9), Gen<Int64>.int64(in: 0...4_000_000_000),
+            Gen<UInt8>.uint8().array(of: 0...40).optional)
+    ).map { head, lines, people, rest in
+        Order(
+            id: head.0, note: head.1, tags: head.2, lines: lines, matrix: head.3,
+            customer: .init(name: people.0, vip: people.1), flags: people.2, amount: rest.0,
+            placed: Date(timeIntervalSince1970: TimeInterval(rest.1)), receipt: rest.2.map { Data($0) })
+    }
+
+    @Test(arguments: [MultipartFormKeyStrategy.brackets, .dots])
+    func randomValuesComeBack(strategy: MultipartFormKeyStrategy) async {
+        var encoder = MultipartFormEncoder()
+        encoder.keyStrategy = strategy
+        var decoder = MultipartFormDecoder()
+        decoder.keyStrategy = strategy
+        await propertyCheck(count: 300, input: Self.order) { order in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let body = try encoder.encode(order)
+            let form = try await MultipartSpooler(directory: folder.url, limits: .untimed)
+                .spool(chunkStream(try body.bytes(), size: 997), contentType: body.contentType)
+            defer { form.removeFiles() }
+            #expect(try decoder.decode(Order.self, from: form) == order)
+        }
     }
 }

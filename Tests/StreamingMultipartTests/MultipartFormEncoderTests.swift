@@ -153,6 +153,7 @@ import Testing
         dots.keyStrategy = .dots
         #expect(throws: EncodingError.self) { try dots.encode(["a.b": "x"]) }
         #expect(try fields(MultipartFormEncoder().encode(["a.b": "x"])) == ["a.b=x"])
+        #expect(throws: EncodingError.self) { try MultipartFormEncoder().encode(["tags": ["": "x"]]) }
     }
 
     @Test func aNumberThatIsNotFiniteIsRefused() throws {

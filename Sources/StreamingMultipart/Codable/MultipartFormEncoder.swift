@@ -27,9 +27,9 @@ import Foundation
 /// - `nil`: nothing (an optional left out); so are an empty list and an empty object, which a form cannot show;
 /// - lists and nested objects: their values, named by ``keyStrategy`` (`tags[]`, `user[name]`, `items[0][id]`).
 ///
-/// The top level is an object (a struct, a class, a dictionary with string keys). A key that holds a character
-/// the key strategy reserves (`[`, `]`, and `.` under `.dots`) fails the encoding rather than reading back as
-/// another nesting; so does a number that is not finite.
+/// The top level is an object (a struct, a class, a dictionary with string keys). An empty key, and a key that
+/// holds a character the key strategy reserves (`[`, `]`, and `.` under `.dots`), fail the encoding rather than
+/// reading back as another nesting; so does a number that is not finite.
 public struct MultipartFormEncoder: Sendable {
     /// How nested values and lists are named; `.brackets` unless set.
     public var keyStrategy: MultipartFormKeyStrategy = .brackets
@@ -106,14 +106,13 @@ final class FormEncoding {
                     debugDescription: "a form's top level is an object with named fields, not \(type(of: value))"))
         }
         let reserved = keyStrategy.reserved
-        for case .key(let key) in path.components where key.contains(where: reserved.contains) {
-            throw EncodingError.invalidValue(
-                value,
-                .init(
-                    codingPath: path.codingPath,
-                    debugDescription: "the key \(key.debugDescription) holds a character that the \(keyStrategy) "
-                        + "key strategy reads as nesting (\(reserved.sorted().map(String.init).joined(separator: " ")))"
-                ))
+        for case .key(let key) in path.components where key.isEmpty || key.contains(where: reserved.contains) {
+            let why =
+                key.isEmpty
+                ? "an empty key would read as a list item (`name[]`) or as no name"
+                : "the key \(key.debugDescription) holds a character that the \(keyStrategy) key strategy reads as "
+                    + "nesting (\(reserved.sorted().map(String.init).joined(separator: " ")))"
+            throw EncodingError.invalidValue(value, .init(codingPath: path.codingPath, debugDescription: why))
         }
         try body.append(makePart(path.name(keyStrategy)))
     }
