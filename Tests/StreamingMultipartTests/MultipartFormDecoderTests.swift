@@ -228,6 +228,52 @@ import Testing
         #expect(repeated.cause?.code == .limitExceeded)
     }
 
+    @Test func aTextFormDecodesStraightFromItsParts() async throws {
+        struct Settings: Decodable, Equatable {
+            var name: String
+            var tags: [String]
+            var notify: Bool
+        }
+        let body = try form([("name", "Ann"), ("tags[]", "a"), ("tags[]", "b"), ("notify", "on")])
+        let parts = try chunkStream(try body.bytes(), size: 7).multipartParts(contentType: body.contentType)
+        let settings = try await MultipartFormDecoder().decode(Settings.self, from: parts)
+        #expect(settings == Settings(name: "Ann", tags: ["a", "b"], notify: true))
+    }
+
+    @Test func partsWithAFileOrPastTheBudgetFailClearly() async throws {
+        struct Anything: Decodable { var a: String? }
+        var withFile = try form([("a", "1")])
+        try withFile.append(.data(Data([1]), name: "f", filename: "f.bin"))
+        await #expect {
+            let parts = try chunkStream(try withFile.bytes(), size: 64).multipartParts(
+                contentType: withFile.contentType)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts)
+        } throws: { error in
+            guard case DecodingError.typeMismatch(_, let context) = error else { return false }
+            return context.debugDescription.contains("the field \"f\" is a file (\"f.bin\")")
+        }
+
+        let large = try form([("a", String(repeating: "x", count: 600)), ("b", String(repeating: "y", count: 600))])
+        await #expect {
+            let parts = try chunkStream(try large.bytes(), size: 64).multipartParts(contentType: large.contentType)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: 1000)
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error,
+                let cause = context.underlyingError as? MultipartError
+            else { return false }
+            return cause.code == .limitExceeded && cause.message.contains("at the field \"b\"")
+        }
+
+        let cut = Array(try large.bytes().dropLast(20))
+        await #expect {
+            let parts = try chunkStream(cut, size: 64).multipartParts(contentType: large.contentType)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts)
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return false }
+            return context.underlyingError is MultipartError
+        }
+    }
+
     @Test func namesOutsideTheGrammarAreKeysAsSent() async throws {
         let odd = try form([("a[b", "1"), ("a[b]c", "2"), ("[x]", "3"), ("d.e", "4")])
         let flat = try await withForm(odd) { try MultipartFormDecoder().decode([String: String].self, from: $0) }
