@@ -168,6 +168,31 @@ import FoundationNetworking
         #expect(kept == [sha256Hex(first), sha256Hex(second)].sorted())
     }
 
+    @Test func typedFormExampleComesBackFromTheSpool() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let avatar = [UInt8](repeating: 7, count: 20_000)
+        let profile = Profile(
+            name: "Ann", born: Date(timeIntervalSince1970: 86_400 * 9_000), languages: ["Swift", "Go"],
+            address: .init(city: "Lyon", zip: "69001"),
+            avatar: MultipartFile(Data(avatar), filename: "ann.png", contentType: "image/png"))
+        let body = try profileBody(profile)
+        let form = try await MultipartSpooler(directory: folder.url.path)
+            .spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        defer { form.removeFiles() }
+        #expect(
+            form.fields.map(\.name) == ["name", "born", "languages[]", "languages[]", "address[city]", "address[zip]"])
+        let back = try readProfile(form)
+        #expect(back.name == "Ann" && back.born == profile.born && back.languages == ["Swift", "Go"])
+        #expect(back.address.city == "Lyon" && back.address.zip == "69001")
+        #expect(back.avatar.filename == "ann.png" && back.avatar.contentType == "image/png")
+        guard case .file(let url) = back.avatar.source else {
+            Issue.record("the avatar arrives as a file on disk")
+            return
+        }
+        #expect(try Array(Data(contentsOf: url)) == avatar)
+    }
+
     @Test func byteBufferExampleFindsTheParts() async throws {
         let body = try exampleBody()
         let buffers = body.byteBuffers(size: 1000)
