@@ -40,6 +40,16 @@ public enum ParseFixtures {
         return body(files: [], fields: fields)
     }
 
+    /// 100,000 text fields of 20 to 40 ASCII bytes under ten list names, `f0[]` to `f9[]` in turn: the form a typed
+    /// decoder reads into ten `[String]` properties.
+    public static func listFields(count: Int = 100_000) -> Body {
+        var random = SplitMix(seed: 2)
+        let fields = (0..<count).map { _ in
+            (0..<(20 + Int(random.next() % 21))).map { _ in UInt8(97 + random.next() % 26) }
+        }
+        return body(files: [], fields: fields, name: { "f\($0 % 10)[]" })
+    }
+
     /// F3: 1,000 file parts of 64 KiB of random bytes.
     public static func manyFiles(count: Int = 1000, size: Int = 64 << 10) -> Body {
         var random = SplitMix(seed: 3)
@@ -76,11 +86,11 @@ public enum ParseFixtures {
         return body(files: [content], fields: [])
     }
 
-    static func body(files: [[UInt8]], fields: [[UInt8]]) -> Body {
+    static func body(files: [[UInt8]], fields: [[UInt8]], name: (Int) -> String = { "field\($0)" }) -> Body {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(files.reduce(0) { $0 + $1.count + 200 } + fields.count * 100)
         for (index, field) in fields.enumerated() {
-            bytes += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"field\(index)\"\r\n\r\n".utf8)
+            bytes += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name(index))\"\r\n\r\n".utf8)
             bytes += field
             bytes += [13, 10]
         }

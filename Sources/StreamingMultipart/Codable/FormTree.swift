@@ -4,12 +4,12 @@
 /// Building it is linear in the total length of the names: each name is read once, left to right, and stops at
 /// ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup or an append.
 final class FormNode {
-    /// The values a name ending here sent, in order: one for a plain field, several for a repeated name.
+    /// The values a name ending here sent, in order: one for a plain field, several for a repeated name or `name[]`.
     var leaves: [FormLeaf] = []
     /// `name[key]` (or `name.key`) children, and their keys in the order they first came.
     var children: [String: FormNode] = [:]
     var childOrder: [String] = []
-    /// `name[]` items, in order.
+    /// `name[]` items that hold more (`name[][key]`), in order.
     var appended: [FormNode] = []
     /// `name[3]` items, by index.
     var indexed: [Int: FormNode] = [:]
@@ -20,7 +20,8 @@ final class FormNode {
     /// Whether the node holds anything other than values: children or list items.
     var isContainer: Bool { !children.isEmpty || !appended.isEmpty || !indexed.isEmpty }
 
-    /// The node as a list: its values, then its `[]` items, then its `[i]` items in index order.
+    /// The node as a list: its values (a repeated name, `name[]`) in order, then its `name[][key]` items, then its
+    /// `[i]` items in index order.
     func items() -> [FormNode] {
         var items = leaves.map { leaf in
             let node = FormNode()
@@ -81,7 +82,9 @@ extension FormNode {
         for leaf in leaves {
             let steps = try FormNameStep.steps(of: leaf.name, keyStrategy: keyStrategy, limits: limits, leaf: leaf)
             var node = root
-            for step in steps {
+            // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
+            let appendsValue = steps.last == .append
+            for step in appendsValue ? steps.dropLast() : steps[...] {
                 switch step {
                 case .key(let key):
                     node = node.child(key)
@@ -101,7 +104,7 @@ extension FormNode {
                     node = item
                 }
             }
-            if !node.leaves.isEmpty { try node.checkRoom(for: leaf, limits: limits) }
+            if !node.leaves.isEmpty || appendsValue { try node.checkRoom(for: leaf, limits: limits) }
             node.leaves.append(leaf)
         }
         return root

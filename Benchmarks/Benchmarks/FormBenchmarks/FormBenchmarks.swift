@@ -1,0 +1,118 @@
+import Benchmark
+import BenchmarkSupport
+import Foundation
+import StreamingMultipart
+
+/// Typed forms: decoding 100,000 small fields into ten `[String]` properties against parsing the same body to events
+/// alone; encoding a 1 GiB file field through `MultipartFormEncoder` against appending the same part by hand.
+
+let contentType = "multipart/form-data; boundary=\(ParseFixtures.boundary)"
+
+/// The form of `ParseFixtures.listFields()`.
+struct Lists: Decodable {
+    var f0, f1, f2, f3, f4, f5, f6, f7, f8, f9: [String]
+}
+
+func limits() -> MultipartParser.Limits {
+    var limits = MultipartParser.Limits.default
+    limits.maxParts = 1_000_000
+    return limits
+}
+
+/// The sans-I/O parser over 64 KiB chunks, counting parts and body bytes: the floor.
+@inline(never)
+func parseEvents(_ body: ParseFixtures.Body) throws {
+    var parser = try MultipartParser(contentType: contentType, limits: limits())
+    var parts = 0
+    var bytes = 0
+    var chunks = MemoryChunks(body.bytes).makeAsyncIterator()
+    while let chunk = chunks.nextChunk() {
+        try parser.append(chunk)
+        while let event = try parser.next() {
+            switch event {
+            case .partHeaders: parts += 1
+            case .bodyBytes(let slice): bytes += slice.count
+            case .partEnd, .end: break
+            }
+        }
+    }
+    try parser.finish()
+    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
+}
+
+/// The same chunks through the async parts into `Lists`.
+@inline(never)
+nonisolated func decode(_ body: ParseFixtures.Body) async throws {
+    let parts = try MemoryChunks(body.bytes).multipartParts(contentType: contentType, limits: limits())
+    let lists = try await MultipartFormDecoder().decode(Lists.self, from: parts, maxBytes: 64 << 20, isolation: nil)
+    precondition(lists.f0.count + lists.f9.count == body.parts / 5)
+}
+
+/// A 1 GiB file's body read whole through a `BodyReader` into one 1 MiB buffer; returns the bytes read.
+@inline(never)
+func readAll(_ body: MultipartBody, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    var reader = body.makeReader()
+    var total = 0
+    while true {
+        let count = try reader.read(into: buffer)
+        if count == 0 { return total }
+        total += count
+    }
+}
+
+struct Video: Encodable {
+    var title: String
+    var video: URL
+}
+
+/// Decoding's time over the parse's (or the encoder's body over the hand-made one's), ×100, timed back to back in
+/// each iteration so that the machine's noise hits both alike.
+let decodeOverEvents = BenchmarkMetric.custom("decode/events ×100", polarity: .prefersSmaller, useScalingFactor: false)
+let encoderOverHand = BenchmarkMetric.custom("encoder/by hand ×100", polarity: .prefersSmaller, useScalingFactor: false)
+
+let benchmarks: @Sendable () -> Void = {
+    let configuration = Benchmark.Configuration(
+        metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds,
+        warmupIterations: 2, maxDuration: .seconds(15), maxIterations: 20)
+    let body = ParseFixtures.listFields()
+    let name = "100,000 fields in ten lists"
+    Benchmark("Form events: \(name)", configuration: configuration) { benchmark in
+        try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parseEvents(body) }
+    }
+    Benchmark("Form decode: \(name)", configuration: configuration) { benchmark in
+        let start = Payload.now()
+        try await decode(body)
+        Metrics.record(benchmark, bytes: body.bytes.count, parts: body.parts, since: start)
+    }
+    let ratios = Benchmark.Configuration(
+        metrics: [decodeOverEvents], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
+    Benchmark("Decode over events: \(name)", configuration: ratios) { benchmark in
+        let start = Payload.now()
+        try parseEvents(body)
+        let middle = Payload.now()
+        try await decode(body)
+        let end = Payload.now()
+        benchmark.measurement(decodeOverEvents, Int(100 * Double(end - middle) / Double(middle - start)))
+    }
+
+    let path = Payload.file(size: Payload.gibibyte)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+    let encoding = Benchmark.Configuration(
+        metrics: [.wallClock, Metrics.megabytesPerSecond, encoderOverHand], timeUnits: .milliseconds,
+        warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 7)
+    Benchmark("Encode a 1 GiB file field, against by hand", configuration: encoding) { benchmark in
+        let url = URL(fileURLWithPath: path)
+        let start = Payload.now()
+        var byHand = MultipartBody()
+        try byHand.append(.text("Sunset", name: "title"))
+        try byHand.append(.file(at: url, name: "video"))
+        let handBytes = try readAll(byHand, into: buffer)
+        let middle = Payload.now()
+        let encoded = try MultipartFormEncoder().encode(Video(title: "Sunset", video: url))
+        let encodedBytes = try readAll(encoded, into: buffer)
+        let end = Payload.now()
+        precondition(handBytes == encodedBytes, "\(handBytes) against \(encodedBytes) bytes")
+        benchmark.measurement(encoderOverHand, Int(100 * Double(end - middle) / Double(middle - start)))
+        Metrics.record(benchmark, bytes: encodedBytes, since: middle)
+    }
+}
