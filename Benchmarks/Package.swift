@@ -78,16 +78,6 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
-            name: "FormBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/FormBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
             name: "MultipartKitFormBenchmarks",
             dependencies: [
                 "BenchmarkSupport",

@@ -5,31 +5,7 @@ import StreamingMultipart
 import Testing
 
 @Suite struct MultipartFormDecoderTests {
-    struct Listing: Codable, Equatable {
-        var title: String
-        var price: Double
-        var count: Int
-        var onSale: Bool
-        var note: String?
-        var tags: [String]
-        var seller: Seller
-        var items: [Item]
-        var grid: [[Int]]
-        var listed: Date
-        struct Seller: Codable, Equatable {
-            var name: String
-            var verified: Bool
-        }
-        struct Item: Codable, Equatable {
-            var id: Int
-            var size: String?
-        }
-    }
-
-    static let listing = Listing(
-        title: "Bike", price: 120.5, count: 2, onSale: false, note: nil, tags: ["red", "used"],
-        seller: .init(name: "Ann", verified: true), items: [.init(id: 7, size: "M"), .init(id: 9, size: nil)],
-        grid: [[1, 2], [3]], listed: Date(timeIntervalSince1970: 1_795_614_300))
+    typealias Listing = MultipartFormEncoderTests.Listing
 
     /// Spools `body` and hands the form to `read`, removing the spooled files after.
     func withForm<Result>(
@@ -57,8 +33,10 @@ import Testing
         encoder.keyStrategy = strategy
         var decoder = MultipartFormDecoder()
         decoder.keyStrategy = strategy
-        let decoded = try await withForm(encoder.encode(Self.listing)) { try decoder.decode(Listing.self, from: $0) }
-        #expect(decoded == Self.listing)
+        let decoded = try await withForm(encoder.encode(MultipartFormEncoderTests.listing)) {
+            try decoder.decode(Listing.self, from: $0)
+        }
+        #expect(decoded == MultipartFormEncoderTests.listing)
     }
 
     struct Upload: Decodable {

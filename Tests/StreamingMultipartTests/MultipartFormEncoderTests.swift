@@ -4,7 +4,9 @@ import StreamingMultipart
 import Testing
 
 @Suite struct MultipartFormEncoderTests {
-    struct Listing: Encodable {
+    /// A value with each shape a form names: plain values, an omitted optional, lists of values, of objects and of
+    /// lists, a nested object, a date. The decoder's tests read it back.
+    struct Listing: Codable, Equatable {
         var title: String
         var price: Double
         var count: Int
@@ -14,20 +16,21 @@ import Testing
         var seller: Seller
         var items: [Item]
         var grid: [[Int]]
-        struct Seller: Encodable {
+        var listed: Date
+        struct Seller: Codable, Equatable {
             var name: String
             var verified: Bool
         }
-        struct Item: Encodable {
+        struct Item: Codable, Equatable {
             var id: Int
             var size: String?
         }
     }
 
-    let listing = Listing(
+    static let listing = Listing(
         title: "Bike", price: 120.5, count: 2, onSale: false, note: nil, tags: ["red", "used"],
         seller: .init(name: "Ann", verified: true), items: [.init(id: 7, size: "M"), .init(id: 9, size: nil)],
-        grid: [[1, 2], [3]])
+        grid: [[1, 2], [3]], listed: Date(timeIntervalSince1970: 1_795_614_300))
 
     /// The fields a body holds, in order: name and text.
     func fields(_ body: MultipartBody) throws -> [String] {
@@ -36,12 +39,12 @@ import Testing
     }
 
     @Test func namesFollowTheBracketsConventionInEncodingOrder() throws {
-        let body = try MultipartFormEncoder().encode(listing)
+        let body = try MultipartFormEncoder().encode(Self.listing)
         #expect(
             try fields(body) == [
                 "title=Bike", "price=120.5", "count=2", "onSale=false", "tags[]=red", "tags[]=used",
                 "seller[name]=Ann", "seller[verified]=true", "items[0][id]=7", "items[0][size]=M", "items[1][id]=9",
-                "grid[0][]=1", "grid[0][]=2", "grid[1][]=3",
+                "grid[0][]=1", "grid[0][]=2", "grid[1][]=3", "listed=2026-11-25T13:45:00Z",
             ])
         #expect(body.contentLength == Int64(try body.bytes().count))
     }
@@ -50,10 +53,10 @@ import Testing
         var encoder = MultipartFormEncoder()
         encoder.keyStrategy = .dots
         #expect(
-            try fields(encoder.encode(listing)) == [
+            try fields(encoder.encode(Self.listing)) == [
                 "title=Bike", "price=120.5", "count=2", "onSale=false", "tags=red", "tags=used", "seller.name=Ann",
                 "seller.verified=true", "items[0].id=7", "items[0].size=M", "items[1].id=9", "grid[0]=1", "grid[0]=2",
-                "grid[1]=3",
+                "grid[1]=3", "listed=2026-11-25T13:45:00Z",
             ])
     }
 

@@ -148,4 +148,5 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(bufferCost, Int(100 * Double(end - middle) / Double(middle - start)))
         }
     }
+    formBenchmarks()
 }

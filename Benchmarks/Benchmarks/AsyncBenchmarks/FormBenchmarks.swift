@@ -6,38 +6,9 @@ import StreamingMultipart
 /// Typed forms: decoding 100,000 small fields into ten `[String]` properties against parsing the same body to events
 /// alone; encoding a 1 GiB file field through `MultipartFormEncoder` against appending the same part by hand.
 
-let contentType = "multipart/form-data; boundary=\(ParseFixtures.boundary)"
-
 /// The form of `ParseFixtures.listFields()`.
 struct Lists: Decodable {
     var f0, f1, f2, f3, f4, f5, f6, f7, f8, f9: [String]
-}
-
-func limits() -> MultipartParser.Limits {
-    var limits = MultipartParser.Limits.default
-    limits.maxParts = 1_000_000
-    return limits
-}
-
-/// The sans-I/O parser over 64 KiB chunks, counting parts and body bytes: the floor.
-@inline(never)
-func parseEvents(_ body: ParseFixtures.Body) throws {
-    var parser = try MultipartParser(contentType: contentType, limits: limits())
-    var parts = 0
-    var bytes = 0
-    var chunks = MemoryChunks(body.bytes).makeAsyncIterator()
-    while let chunk = chunks.nextChunk() {
-        try parser.append(chunk)
-        while let event = try parser.next() {
-            switch event {
-            case .partHeaders: parts += 1
-            case .bodyBytes(let slice): bytes += slice.count
-            case .partEnd, .end: break
-            }
-        }
-    }
-    try parser.finish()
-    precondition(parts == body.parts && bytes == body.bodyBytes, "parsed \(parts) parts, \(bytes) bytes")
 }
 
 /// The same chunks through the async parts into `Lists`.
@@ -70,14 +41,15 @@ struct Video: Encodable {
 let decodeOverEvents = BenchmarkMetric.custom("decode/events ×100", polarity: .prefersSmaller, useScalingFactor: false)
 let encoderOverHand = BenchmarkMetric.custom("encoder/by hand ×100", polarity: .prefersSmaller, useScalingFactor: false)
 
-let benchmarks: @Sendable () -> Void = {
+/// Registers the typed-form benchmarks beside the async layer's, whose sans-I/O parse they compare with.
+func formBenchmarks() {
     let configuration = Benchmark.Configuration(
         metrics: [.wallClock, Metrics.megabytesPerSecond, Metrics.partsPerSecond], timeUnits: .milliseconds,
         warmupIterations: 2, maxDuration: .seconds(15), maxIterations: 20)
     let body = ParseFixtures.listFields()
     let name = "100,000 fields in ten lists"
     Benchmark("Form events: \(name)", configuration: configuration) { benchmark in
-        try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parseEvents(body) }
+        try Metrics.measure(benchmark, bytes: body.bytes.count, parts: body.parts) { try parseSansIO(body) }
     }
     Benchmark("Form decode: \(name)", configuration: configuration) { benchmark in
         let start = Payload.now()
@@ -88,7 +60,7 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [decodeOverEvents], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
     Benchmark("Decode over events: \(name)", configuration: ratios) { benchmark in
         let start = Payload.now()
-        try parseEvents(body)
+        try parseSansIO(body)
         let middle = Payload.now()
         try await decode(body)
         let end = Payload.now()
