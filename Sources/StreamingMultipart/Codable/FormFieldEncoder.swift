@@ -74,7 +74,7 @@ struct FormFieldEncoder: Encoder {
     }
 
     /// A list: each item at the next index.
-    struct Unkeyed: UnkeyedEncodingContainer {
+    struct Unkeyed: UnkeyedEncodingContainer, FormValueEncoding {
         let form: FormEncoding
         let path: FormKeyPath
         private(set) var count = 0
@@ -86,63 +86,63 @@ struct FormFieldEncoder: Encoder {
         }
 
         /// The next item's path, counting it.
-        private mutating func next() -> FormKeyPath {
+        mutating func place() -> FormKeyPath {
             defer { count += 1 }
             return path.appending(.index(count))
         }
-        private mutating func text(_ text: String, _ value: Any) throws {
-            try form.appendText(text, at: next(), value: value)
-        }
-
-        mutating func encodeNil() throws {}
-        mutating func encode(_ value: Bool) throws { try text(String(value), value) }
-        mutating func encode(_ value: String) throws { try text(value, value) }
-        mutating func encode(_ value: Double) throws { try text(FormFieldEncoder.text(value, at: path), value) }
-        mutating func encode(_ value: Float) throws { try text(FormFieldEncoder.text(value, at: path), value) }
-        mutating func encode(_ value: Int) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int8) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int16) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int32) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int64) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt8) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt16) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt32) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt64) throws { try text(String(value), value) }
-        mutating func encode(_ value: some Encodable) throws { try form.encode(value, at: next()) }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
             -> KeyedEncodingContainer<NestedKey>
         {
-            KeyedEncodingContainer(Keyed<NestedKey>(form: form, path: next()))
+            KeyedEncodingContainer(Keyed<NestedKey>(form: form, path: place()))
         }
-        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed(form: form, path: next()) }
-        mutating func superEncoder() -> any Encoder { FormFieldEncoder(form: form, path: next()) }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+            Unkeyed(form: form, path: place())
+        }
+        mutating func superEncoder() -> any Encoder { FormFieldEncoder(form: form, path: place()) }
     }
 
     /// One value at the encoder's own place.
-    struct Single: SingleValueEncodingContainer {
+    struct Single: SingleValueEncodingContainer, FormValueEncoding {
         let form: FormEncoding
         let path: FormKeyPath
         var codingPath: [any CodingKey] { path.codingPath }
 
-        private func text(_ text: String, _ value: Any) throws { try form.appendText(text, at: path, value: value) }
-
-        mutating func encodeNil() throws {}
-        mutating func encode(_ value: Bool) throws { try text(String(value), value) }
-        mutating func encode(_ value: String) throws { try text(value, value) }
-        mutating func encode(_ value: Double) throws { try text(FormFieldEncoder.text(value, at: path), value) }
-        mutating func encode(_ value: Float) throws { try text(FormFieldEncoder.text(value, at: path), value) }
-        mutating func encode(_ value: Int) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int8) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int16) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int32) throws { try text(String(value), value) }
-        mutating func encode(_ value: Int64) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt8) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt16) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt32) throws { try text(String(value), value) }
-        mutating func encode(_ value: UInt64) throws { try text(String(value), value) }
-        mutating func encode(_ value: some Encodable) throws { try form.encode(value, at: path) }
+        func place() -> FormKeyPath { path }
     }
+}
+
+/// What a list and a single value share: each value they encode is one part at their next place, so the primitive
+/// `encode` overloads of both containers are written once, here.
+protocol FormValueEncoding {
+    var form: FormEncoding { get }
+    /// Where the next value goes: the next index of a list, the single value's own path.
+    mutating func place() -> FormKeyPath
+}
+
+extension FormValueEncoding {
+    private mutating func text(_ text: String, _ value: Any) throws {
+        try form.appendText(text, at: place(), value: value)
+    }
+    private mutating func number<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) throws {
+        let at = place()
+        try form.appendText(FormFieldEncoder.text(value, at: at), at: at, value: value)
+    }
+
+    mutating func encodeNil() throws {}
+    mutating func encode(_ value: Bool) throws { try text(String(value), value) }
+    mutating func encode(_ value: String) throws { try text(value, value) }
+    mutating func encode(_ value: Double) throws { try number(value) }
+    mutating func encode(_ value: Float) throws { try number(value) }
+    mutating func encode(_ value: Int) throws { try text(String(value), value) }
+    mutating func encode(_ value: Int8) throws { try text(String(value), value) }
+    mutating func encode(_ value: Int16) throws { try text(String(value), value) }
+    mutating func encode(_ value: Int32) throws { try text(String(value), value) }
+    mutating func encode(_ value: Int64) throws { try text(String(value), value) }
+    mutating func encode(_ value: UInt) throws { try text(String(value), value) }
+    mutating func encode(_ value: UInt8) throws { try text(String(value), value) }
+    mutating func encode(_ value: UInt16) throws { try text(String(value), value) }
+    mutating func encode(_ value: UInt32) throws { try text(String(value), value) }
+    mutating func encode(_ value: UInt64) throws { try text(String(value), value) }
+    mutating func encode(_ value: some Encodable) throws { try form.encode(value, at: place()) }
 }
