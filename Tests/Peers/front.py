@@ -9,6 +9,8 @@ Prints its port on the first line. Each new connection takes the next ACTION; th
   drop                           reads the request's head and up to 64 KiB of its body (0.5 s at most), then
                                  resets the connection (no answer)
   status:CODE[:RETRY_AFTER]      answers CODE (with Retry-After when given) after the head, and closes
+  status-after-body:CODE[:RETRY_AFTER]
+                                 the same, after reading the body (by its Content-Length)
   redirect:CODE:LOCATION         reads the body (by its Content-Length), answers CODE with Location, and closes
   hang                           reads the head, then neither reads nor answers
 Every answer carries Connection: close. Exits when standard input closes.
@@ -90,8 +92,10 @@ def serve(conn, action, target_port):
                 if not chunk:
                     break
                 rest += chunk
-        elif kind == "status":
+        elif kind in ("status", "status-after-body"):
             code, _, retry_after = argument.partition(":")
+            if kind == "status-after-body":
+                drain(conn, head, rest)
             answer(conn, int(code), [f"Retry-After: {retry_after}"] if retry_after else [])
         elif kind == "redirect":
             code, _, location = argument.partition(":")

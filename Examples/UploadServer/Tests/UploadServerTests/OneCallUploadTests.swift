@@ -98,9 +98,18 @@ struct OneCallUploadTests {
         #expect(try server.spooledFiles() == [])
     }
 
-    @Test func urlSessionFollowsA307ThenRetriesADroppedConnection() async throws {
+    /// Through a 307, then a failed attempt, then the server. On Linux the failed attempt is a 503 after the body, not a
+    /// dropped connection: there FoundationNetworking (Swift 6.3) crashes the process when a connection drops in the
+    /// middle of a body sent from a file (EasyHandle.swift:484, `try!` on `curl_easy_pause`, which answers 43 once the
+    /// transfer has failed), as this test did with a drop in CI and in one of three local runs. Uploading.md says so.
+    @Test func urlSessionFollowsA307ThenRetries() async throws {
         let server = try RunningServer()
-        let front = try Front(before: server, actions: ["redirect:307:/upload", "drop", "proxy"])
+        #if os(Linux)
+        let failure = "status-after-body:503:0"
+        #else
+        let failure = "drop"
+        #endif
+        let front = try Front(before: server, actions: ["redirect:307:/upload", failure, "proxy"])
         let outbox = try Outbox()
         defer {
             front.stop()

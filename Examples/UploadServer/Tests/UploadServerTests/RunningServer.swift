@@ -7,6 +7,8 @@ final class RunningServer: @unchecked Sendable {
     let process = Process()
     let port: Int
     let spool: URL
+    /// What the server logs (its standard error), in a file beside the spool folder.
+    let log: URL
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// The binary, when it was built.
@@ -32,8 +34,13 @@ final class RunningServer: @unchecked Sendable {
         let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
+        // The log goes to a file, not to this process's standard error: a server left running by a test process
+        // that crashed would otherwise hold `swift test`'s output open, and `swift test` (and CI) would wait on it.
+        log = spool.appendingPathExtension("log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
         let output = Pipe()
         process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         // "UploadServer listening on http://127.0.0.1:PORT/, spooling to …"
         var line = Data()
@@ -45,7 +52,11 @@ final class RunningServer: @unchecked Sendable {
         guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else {
             process.terminate()
-            throw ServerError(message: "the server did not say its port: \(text)")
+            process.waitUntilExit()
+            let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: spool)
+            try? FileManager.default.removeItem(at: log)
+            throw ServerError(message: "the server did not say its port: \(text) \(logged)")
         }
         self.port = port
     }
@@ -88,6 +99,7 @@ final class RunningServer: @unchecked Sendable {
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: spool)
+        try? FileManager.default.removeItem(at: log)
     }
 }
 
