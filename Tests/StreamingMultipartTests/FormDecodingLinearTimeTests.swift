@@ -34,7 +34,7 @@ import Testing
             names: { count in (0..<count / 32).map { "k\($0)" + String(repeating: "[a]", count: 31) } },
             decode: { decoder, form in
                 _ = try FormNode.tree(
-                    of: MultipartFormDecoder.inOrder(form), keyStrategy: .brackets, limits: decoder.limits)
+                    of: form, keyStrategy: .brackets, limits: decoder.limits)
             }),
     ]
 

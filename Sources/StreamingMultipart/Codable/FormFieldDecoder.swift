@@ -1,20 +1,26 @@
 import Foundation
 
-/// One decoding: the strategies, and the one place where a node becomes a value.
-struct FormDecoding {
+/// One decoding: the form, the strategies, and the one place where a node becomes a value. A class, so that the
+/// decoders and containers made for every value share it rather than copy it.
+final class FormDecoding {
+    let form: SpooledForm
+    /// The form's fields, kept apart so that reading one copies no `SpooledForm`.
+    let fields: [SpooledForm.Field]
     let keyStrategy: MultipartFormKeyStrategy
     let dateStrategy: MultipartFormDateStrategy
     let userInfo: [CodingUserInfoKey: Any]
 
-    init(decoder: MultipartFormDecoder) {
+    init(decoder: MultipartFormDecoder, form: SpooledForm) {
+        self.form = form
+        fields = form.fields
         keyStrategy = decoder.keyStrategy
         dateStrategy = decoder.dateStrategy
         userInfo = decoder.userInfo
     }
 
-    /// The `T` at `path`: the form's own types read here, the rest through their `init(from:)`. A nil node is a
+    /// The `T` at `path`: the form's own types read here, the rest through their `init(from:)`. A nil value is a
     /// name the form did not send.
-    func decode<T: Decodable>(_ type: T.Type, node: FormNode?, at path: FormKeyPath) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ node: FormValue?, at path: FormKeyPath) throws -> T {
         if T.self == SpooledFile.self {
             return try file(node, at: path) as! T
         } else if T.self == MultipartFile.self {
@@ -24,8 +30,8 @@ struct FormDecoding {
             return MultipartFile(source: source, filename: file.filename, contentType: file.contentType) as! T
         } else if T.self == Data.self {
             switch try leaf(node, at: path, expecting: T.self) {
-            case .field(let field): return Data(field.bytes) as! T
-            case .file(let file): return Data(try file.contents()) as! T
+            case .field(let index): return Data(form.fields[index].bytes) as! T
+            case .file(let index): return Data(try form.files[index].contents()) as! T
             }
         } else if T.self == Date.self {
             let text = try text(node, at: path, expecting: T.self)
@@ -45,9 +51,13 @@ struct FormDecoding {
         return try T(from: FormFieldDecoder(decoding: self, node: node, path: path))
     }
 
-    /// The one value at a node: the node was sent, once, as a value rather than an object or a list.
-    func leaf(_ node: FormNode?, at path: FormKeyPath, expecting type: Any.Type) throws -> FormLeaf {
-        guard let node else {
+    /// The one value at a place: a list's value, or a node sent once as a value rather than an object or a list.
+    func leaf(_ value: FormValue?, at path: FormKeyPath, expecting type: Any.Type) throws -> FormLeaf {
+        let node: FormNode
+        switch value {
+        case .leaf(let leaf)?: return leaf
+        case .node(let found)?: node = found
+        case nil:
             if case .key(let key)? = path.components.last {
                 throw DecodingError.keyNotFound(
                     FormCodingKey(stringValue: key),
@@ -62,7 +72,8 @@ struct FormDecoding {
             let what =
                 node.isContainer
                 ? "fields nested under \(path.name(keyStrategy).debugDescription)"
-                : "the field \(node.leaves[0].name.debugDescription) \(node.leaves.count) times; decode a list"
+                : "the field \(form.name(of: node.leaves[0]).debugDescription) \(node.leaves.count) times; "
+                    + "decode a list"
             throw DecodingError.typeMismatch(
                 type, .init(codingPath: path.codingPath, debugDescription: "expected one value, the form sent \(what)"))
         }
@@ -70,11 +81,12 @@ struct FormDecoding {
     }
 
     /// The text of a text field.
-    func text(_ node: FormNode?, at path: FormKeyPath, expecting type: Any.Type) throws -> String {
+    func text(_ node: FormValue?, at path: FormKeyPath, expecting type: Any.Type) throws -> String {
         switch try leaf(node, at: path, expecting: type) {
-        case .field(let field):
-            return field.value
-        case .file(let file):
+        case .field(let index):
+            return fields[index].value
+        case .file(let index):
+            let file = form.files[index]
             throw DecodingError.typeMismatch(
                 type,
                 .init(
@@ -86,11 +98,12 @@ struct FormDecoding {
     }
 
     /// The file of a file part.
-    func file(_ node: FormNode?, at path: FormKeyPath) throws -> SpooledFile {
+    func file(_ node: FormValue?, at path: FormKeyPath) throws -> SpooledFile {
         switch try leaf(node, at: path, expecting: SpooledFile.self) {
-        case .file(let file):
-            return file
-        case .field(let field):
+        case .file(let index):
+            return form.files[index]
+        case .field(let index):
+            let field = form.fields[index]
             throw DecodingError.typeMismatch(
                 SpooledFile.self,
                 .init(
@@ -100,8 +113,8 @@ struct FormDecoding {
     }
 
     /// The error for text that does not spell a `type`.
-    func corrupted(_ text: String, _ type: Any.Type, _ node: FormNode?, _ path: FormKeyPath) -> DecodingError {
-        let name = node?.leaves.first?.name ?? path.name(keyStrategy)
+    func corrupted(_ text: String, _ type: Any.Type, _ node: FormValue?, _ path: FormKeyPath) -> DecodingError {
+        let name = node.flatMap(firstLeaf).map(form.name(of:)) ?? path.name(keyStrategy)
         return DecodingError.dataCorrupted(
             .init(
                 codingPath: path.codingPath,
@@ -110,8 +123,16 @@ struct FormDecoding {
                     + "not \(type == Date.self ? "a date (\(dateStrategy))" : "a \(type)")"))
     }
 
+    /// The first value at a place, if any.
+    func firstLeaf(_ value: FormValue) -> FormLeaf? {
+        switch value {
+        case .leaf(let leaf): leaf
+        case .node(let node): node.leaves.first
+        }
+    }
+
     /// A number, or a `Bool`, from a field's text.
-    func parse<Value>(_ type: Value.Type, _ node: FormNode?, _ path: FormKeyPath, _ parse: (String) -> Value?) throws
+    func parse<Value>(_ type: Value.Type, _ node: FormValue?, _ path: FormKeyPath, _ parse: (String) -> Value?) throws
         -> Value
     {
         let text = try text(node, at: path, expecting: type)
@@ -133,35 +154,45 @@ struct FormDecoding {
 struct FormFieldDecoder: Decoder {
     let decoding: FormDecoding
     /// Nil where the form sent nothing under this name.
-    let node: FormNode?
+    let node: FormValue?
     let path: FormKeyPath
 
     var codingPath: [any CodingKey] { path.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { decoding.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if let node, !node.leaves.isEmpty {
+        if let node, let leaf = decoding.firstLeaf(node) {
             throw DecodingError.typeMismatch(
                 [String: Any].self,
                 .init(
                     codingPath: codingPath,
                     debugDescription:
                         "expected fields nested under \(path.name(decoding.keyStrategy).debugDescription), "
-                        + "the form sent the field \(node.leaves[0].name.debugDescription) itself"))
+                        + "the form sent the field \(decoding.form.name(of: leaf).debugDescription) itself"))
         }
-        return KeyedDecodingContainer(Keyed<Key>(decoding: decoding, node: node ?? FormNode(), path: path))
+        guard case .node(let found)? = node else {
+            return KeyedDecodingContainer(Keyed<Key>(decoding: decoding, node: FormNode(), path: path))
+        }
+        return KeyedDecodingContainer(Keyed<Key>(decoding: decoding, node: found, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        if let node, !node.children.isEmpty {
-            throw DecodingError.typeMismatch(
-                [Any].self,
-                .init(
-                    codingPath: codingPath,
-                    debugDescription: "expected a list, the form sent fields nested under "
-                        + path.name(decoding.keyStrategy).debugDescription))
+        let items: [FormValue]
+        switch node {
+        case nil: items = []
+        case .leaf?: items = [node!]
+        case .node(let node)?:
+            guard node.children.isEmpty else {
+                throw DecodingError.typeMismatch(
+                    [Any].self,
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "expected a list, the form sent fields nested under "
+                            + path.name(decoding.keyStrategy).debugDescription))
+            }
+            items = node.items()
         }
-        return Unkeyed(decoding: decoding, items: node?.items() ?? [], path: path)
+        return Unkeyed(decoding: decoding, items: items, path: path)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -183,7 +214,7 @@ extension FormFieldDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try decoding.parse(type, node, path) { UInt16($0) } }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try decoding.parse(type, node, path) { UInt32($0) } }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try decoding.parse(type, node, path) { UInt64($0) } }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoding.decode(type, node: node, at: path) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoding.decode(type, node, at: path) }
 }
 
 extension FormFieldDecoder {
@@ -201,9 +232,10 @@ extension FormFieldDecoder {
         func contains(_ key: Key) -> Bool { child(key) != nil }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
-        private func child(_ key: Key) -> FormNode? {
+        private func child(_ key: Key) -> FormValue? {
             let name = key.stringValue
-            return node.children[name] ?? Int(name).flatMap { String($0) == name ? node.indexed[$0] : nil }
+            let found = node.children[name] ?? Int(name).flatMap { String($0) == name ? node.indexed[$0] : nil }
+            return found.map(FormValue.node)
         }
 
         private func at(_ key: Key) -> FormFieldDecoder {
@@ -235,7 +267,9 @@ extension FormFieldDecoder {
             try at(key).unkeyedContainer()
         }
         func superDecoder() throws -> any Decoder {
-            FormFieldDecoder(decoding: decoding, node: node.children["super"], path: path.appending(.key("super")))
+            FormFieldDecoder(
+                decoding: decoding, node: node.children["super"].map(FormValue.node),
+                path: path.appending(.key("super")))
         }
         func superDecoder(forKey key: Key) throws -> any Decoder { at(key) }
     }
@@ -243,14 +277,14 @@ extension FormFieldDecoder {
     /// A list: its items in order.
     struct Unkeyed: UnkeyedDecodingContainer {
         let decoding: FormDecoding
-        let items: [FormNode]
+        let items: [FormValue]
         let path: FormKeyPath
         private(set) var currentIndex = 0
         var codingPath: [any CodingKey] { path.codingPath }
         var count: Int? { items.count }
         var isAtEnd: Bool { currentIndex >= items.count }
 
-        init(decoding: FormDecoding, items: [FormNode], path: FormKeyPath) {
+        init(decoding: FormDecoding, items: [FormValue], path: FormKeyPath) {
             self.decoding = decoding
             self.items = items
             self.path = path
@@ -270,9 +304,20 @@ extension FormFieldDecoder {
                 decoding: decoding, node: items[currentIndex], path: path.appending(.index(currentIndex)))
         }
 
+        /// The next item's text, counted, when it is a text field: the way a list of strings is read, with no
+        /// decoder or coding path made for each item. Nil (and not counted) for anything else, which `next` reads.
+        private mutating func nextText() -> String? {
+            guard currentIndex < items.count, case .leaf(.field(let index)) = items[currentIndex] else { return nil }
+            currentIndex += 1
+            return decoding.fields[index].value
+        }
+
         mutating func decodeNil() throws -> Bool { false }
         mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type).decode(type) }
-        mutating func decode(_ type: String.Type) throws -> String { try next(type).decode(type) }
+        mutating func decode(_ type: String.Type) throws -> String {
+            if let text = nextText() { return text }
+            return try next(type).decode(type)
+        }
         mutating func decode(_ type: Double.Type) throws -> Double { try next(type).decode(type) }
         mutating func decode(_ type: Float.Type) throws -> Float { try next(type).decode(type) }
         mutating func decode(_ type: Int.Type) throws -> Int { try next(type).decode(type) }
@@ -285,7 +330,11 @@ extension FormFieldDecoder {
         mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type).decode(type) }
         mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type).decode(type) }
         mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type).decode(type) }
-        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type).decode(type) }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            // `[String]` reads its items through here, not through decode(_: String.Type).
+            if T.self == String.self, let text = nextText() { return text as! T }
+            return try next(type).decode(type)
+        }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
             -> KeyedDecodingContainer<NestedKey>

@@ -1,8 +1,9 @@
 /// A form's fields arranged by their names' nesting, for ``MultipartFormDecoder``: `user[name]` under `user`,
 /// `tags[]` and a repeated `tags` as list items, `items[0][id]` under item 0.
 ///
-/// Building it is linear in the total length of the names: each name is read once, left to right, and stops at
-/// ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup or an append.
+/// Building it is linear in the total length of the names: each name is read twice, left to right (once to check
+/// it, once to place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup
+/// or an append. Values are indexes into the form's lists, so the tree copies no field.
 final class FormNode {
     /// The values a name ending here sent, in order: one for a plain field, several for a repeated name or `name[]`.
     var leaves: [FormLeaf] = []
@@ -22,14 +23,12 @@ final class FormNode {
 
     /// The node as a list: its values (a repeated name, `name[]`) in order, then its `name[][key]` items, then its
     /// `[i]` items in index order.
-    func items() -> [FormNode] {
-        var items = leaves.map { leaf in
-            let node = FormNode()
-            node.leaves = [leaf]
-            return node
-        }
-        items += appended
-        items += indexed.keys.sorted().map { indexed[$0]! }
+    func items() -> [FormValue] {
+        var items: [FormValue] = []
+        items.reserveCapacity(itemCount)
+        for leaf in leaves { items.append(.leaf(leaf)) }
+        for node in appended { items.append(.node(node)) }
+        for index in indexed.keys.sorted() { items.append(.node(indexed[index]!)) }
         return items
     }
 
@@ -42,24 +41,51 @@ final class FormNode {
     }
 }
 
-/// One value of a form: a text field or a file.
-enum FormLeaf {
-    case field(SpooledForm.Field)
-    case file(SpooledFile)
+/// What a name reaches in the tree: a node, or one value of a list (no node of its own, so that a list of a
+/// hundred thousand values is a hundred thousand indexes).
+enum FormValue {
+    case node(FormNode)
+    case leaf(FormLeaf)
+}
 
-    /// The field name as the client sent it.
-    var name: String {
-        switch self {
-        case .field(let field): field.name
-        case .file(let file): file.name
+/// One value of a form: the index of a text field in ``SpooledForm/fields`` or of a file in ``SpooledForm/files``.
+enum FormLeaf: Hashable {
+    case field(Int)
+    case file(Int)
+}
+
+extension SpooledForm {
+    /// The field name `leaf` was sent with.
+    func name(of leaf: FormLeaf) -> String {
+        switch leaf {
+        case .field(let index): fields[index].name
+        case .file(let index): files[index].name
         }
     }
 
-    var partIndex: Int {
-        switch self {
-        case .field(let field): field.partIndex
-        case .file(let file): file.partIndex
+    func partIndex(of leaf: FormLeaf) -> Int {
+        switch leaf {
+        case .field(let index): fields[index].partIndex
+        case .file(let index): files[index].partIndex
         }
+    }
+
+    /// The form's fields and files merged in the order the body sent them.
+    var leavesInOrder: [FormLeaf] {
+        var leaves: [FormLeaf] = []
+        leaves.reserveCapacity(fields.count + files.count)
+        var field = 0
+        var file = 0
+        while field < fields.count || file < files.count {
+            if field < fields.count, file == files.count || fields[field].partIndex < files[file].partIndex {
+                leaves.append(.field(field))
+                field += 1
+            } else {
+                leaves.append(.file(file))
+                file += 1
+            }
+        }
+        return leaves
     }
 }
 
@@ -71,20 +97,21 @@ enum FormNameStep: Equatable {
 }
 
 extension FormNode {
-    /// A tree of `leaves`, which come in the form's order.
+    /// The tree of `form`'s fields and files, which come in the form's order.
     ///
     /// - Throws: ``MultipartError/Code/limitExceeded`` when a name nests deeper than `limits.maxDepth`, or a list
     ///   would hold more than `limits.maxListLength` items or an index of `limits.maxListLength` or more.
     static func tree(
-        of leaves: some Sequence<FormLeaf>, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits
+        of form: SpooledForm, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits
     ) throws -> FormNode {
         let root = FormNode()
-        for leaf in leaves {
-            let steps = try FormNameStep.steps(of: leaf.name, keyStrategy: keyStrategy, limits: limits, leaf: leaf)
+        for leaf in form.leavesInOrder {
+            let name = form.name(of: leaf)
+            let partIndex = form.partIndex(of: leaf)
             var node = root
-            // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
-            let appendsValue = steps.last == .append
-            for step in appendsValue ? steps.dropLast() : steps[...] {
+            var appendsValue = false
+            try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
+                step, isLast in
                 switch step {
                 case .key(let key):
                     node = node.child(key)
@@ -92,103 +119,63 @@ extension FormNode {
                     if let item = node.indexed[index] {
                         node = item
                     } else {
-                        try node.checkRoom(for: leaf, limits: limits)
+                        try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
                         let item = FormNode()
                         node.indexed[index] = item
                         node = item
                     }
+                case .append where isLast:
+                    // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
+                    appendsValue = true
                 case .append:
-                    try node.checkRoom(for: leaf, limits: limits)
+                    try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
                     let item = FormNode()
                     node.appended.append(item)
                     node = item
                 }
             }
-            if !node.leaves.isEmpty || appendsValue { try node.checkRoom(for: leaf, limits: limits) }
+            if !node.leaves.isEmpty || appendsValue {
+                try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
+            }
             node.leaves.append(leaf)
         }
         return root
     }
 
-    private func checkRoom(for leaf: FormLeaf, limits: MultipartFormDecoder.Limits) throws {
+    private func checkRoom(for name: String, limits: MultipartFormDecoder.Limits, partIndex: Int) throws {
         guard itemCount < limits.maxListLength else {
             throw FormNameStep.limitError(
-                "the field \(leaf.name.debugDescription) makes a list of more than \(limits.maxListLength) items "
-                    + "(maxListLength)", leaf: leaf)
+                "the field \(name.debugDescription) makes a list of more than \(limits.maxListLength) items "
+                    + "(maxListLength)", partIndex: partIndex)
         }
     }
 }
 
 extension FormNameStep {
-    /// The steps of `name`: `user[name]` → `user`, `name`; `tags[]` → `tags`, append; `items[0].id` (dots) →
-    /// `items`, 0, `id`. A name that does not follow the strategy's grammar (`a[b`, `a[b]c`, `[x]`) is one key,
-    /// the whole name, as sent.
+    /// Hands each step of `name` to `visit`, with whether it is the last: `user[name]` → `user`, `name`;
+    /// `tags[]` → `tags`, append; `items[0].id` (dots) → `items`, 0, `id`. A name that does not follow the
+    /// strategy's grammar (`a[b`, `a[b]c`, `[x]`) is one key, the whole name, as sent.
     ///
     /// An index is `0` or digits without a leading zero, at most `maxListLength - 1`; other bracketed text is a key.
-    static func steps(
-        of name: String, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits, leaf: FormLeaf
-    ) throws -> [FormNameStep] {
-        let bytes = Array(name.utf8)
-        let dots = keyStrategy == .dots
-        var position = 0
-        while position < bytes.count, bytes[position] != UInt8(ascii: "["),
-            !(dots && bytes[position] == UInt8(ascii: "."))
-        {
-            position += 1
+    /// The name is read in place, twice: once to check it whole, so that no step is visited for a name that turns
+    /// out to be one key or to pass the limits, and once to visit.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` (at `partIndex`) for more than `limits.maxDepth` steps or
+    ///   an index past `limits.maxListLength`, before any step is visited.
+    static func walk(
+        _ name: String, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits, partIndex: Int,
+        visit: (FormNameStep, _ isLast: Bool) throws -> Void
+    ) throws {
+        var utf8 = name
+        try utf8.withUTF8 { bytes in
+            let reader = FormNameReader(
+                bytes: bytes, dots: keyStrategy == .dots, limits: limits, name: name, partIndex: partIndex)
+            guard let count = try reader.read(visit: nil, count: 0) else { return try visit(.key(name), true) }
+            _ = try withoutActuallyEscaping(visit) { try reader.read(visit: $0, count: count) }
         }
-        guard position > 0 else { return [.key(name)] }
-        var steps: [FormNameStep] = [.key(String(decoding: bytes[..<position], as: UTF8.self))]
-        while position < bytes.count {
-            guard steps.count <= limits.maxDepth else {
-                throw limitError(
-                    "the field name \(String(name.prefix(64)).debugDescription)… nests deeper than \(limits.maxDepth) "
-                        + "levels (maxDepth)", leaf: leaf)
-            }
-            if bytes[position] == UInt8(ascii: "[") {
-                guard let close = bytes[(position + 1)...].firstIndex(of: UInt8(ascii: "]")) else {
-                    return [.key(name)]
-                }
-                let inside = bytes[(position + 1)..<close]
-                if inside.isEmpty {
-                    steps.append(.append)
-                } else if let index = Self.index(inside) {
-                    guard index < limits.maxListLength else {
-                        throw limitError(
-                            "the field \(name.debugDescription) has the index \(index), past the \(limits.maxListLength) "
-                                + "items a list may hold (maxListLength)", leaf: leaf)
-                    }
-                    steps.append(.index(index))
-                } else {
-                    steps.append(.key(String(decoding: inside, as: UTF8.self)))
-                }
-                position = close + 1
-            } else if dots && bytes[position] == UInt8(ascii: ".") {
-                var end = position + 1
-                while end < bytes.count, bytes[end] != UInt8(ascii: "["), bytes[end] != UInt8(ascii: ".") { end += 1 }
-                guard end > position + 1 else { return [.key(name)] }
-                steps.append(.key(String(decoding: bytes[(position + 1)..<end], as: UTF8.self)))
-                position = end
-            } else {
-                return [.key(name)]
-            }
-        }
-        guard steps.count <= limits.maxDepth else {
-            throw limitError(
-                "the field name \(String(name.prefix(64)).debugDescription)… nests deeper than \(limits.maxDepth) "
-                    + "levels (maxDepth)", leaf: leaf)
-        }
-        return steps
     }
 
-    /// The index that `digits` spell, or nil when they are not a canonical index (`007`, `-1`, `1e3`, too long).
-    private static func index(_ digits: ArraySlice<UInt8>) -> Int? {
-        guard digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            digits.count == 1 || digits.first != UInt8(ascii: "0")
-        else { return nil }
-        return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-    }
-
-    static func limitError(_ message: String, leaf: FormLeaf) -> MultipartError {
-        MultipartError(code: .limitExceeded, message: message, partIndex: leaf.partIndex)
+    static func limitError(_ message: String, partIndex: Int) -> MultipartError {
+        MultipartError(code: .limitExceeded, message: message, partIndex: partIndex)
     }
 }

@@ -66,31 +66,11 @@ public struct MultipartFormDecoder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type, from form: SpooledForm) throws -> T {
         let root: FormNode
         do {
-            root = try FormNode.tree(of: Self.inOrder(form), keyStrategy: keyStrategy, limits: limits)
+            root = try FormNode.tree(of: form, keyStrategy: keyStrategy, limits: limits)
         } catch let error as MultipartError {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: error.message, underlyingError: error))
         }
-        return try FormDecoding(decoder: self).decode(T.self, node: root, at: FormKeyPath())
-    }
-
-    /// The form's fields and files merged in the order the body sent them.
-    static func inOrder(_ form: SpooledForm) -> [FormLeaf] {
-        var leaves: [FormLeaf] = []
-        leaves.reserveCapacity(form.fields.count + form.files.count)
-        var fields = form.fields.makeIterator()
-        var files = form.files.makeIterator()
-        var field = fields.next()
-        var file = files.next()
-        while field != nil || file != nil {
-            if let next = field, file.map({ next.partIndex < $0.partIndex }) ?? true {
-                leaves.append(.field(next))
-                field = fields.next()
-            } else if let next = file {
-                leaves.append(.file(next))
-                file = files.next()
-            }
-        }
-        return leaves
+        return try FormDecoding(decoder: self, form: form).decode(T.self, .node(root), at: FormKeyPath())
     }
 }
