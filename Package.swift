@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // the CLI's --cacert, --insecure
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),  // tests only
+        .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),  // tests only: the interop tests
     ],
     targets: [
         .systemLibrary(
@@ -93,6 +94,15 @@ let package = Package(
             name: "StreamingMultipartTests",
             dependencies: [
                 "StreamingMultipart", "MultipartTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "MultipartKitInteropTests",  // forms written by Vapor's MultipartKit read here, and the reverse
+            dependencies: [
+                "StreamingMultipart", "MultipartTestSupport",
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: upcoming
