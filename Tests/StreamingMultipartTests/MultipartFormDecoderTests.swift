@@ -242,6 +242,19 @@ import Testing
             return cause.code == .limitExceeded && cause.message.contains("at the field \"b\"")
         }
 
+        // Empty fields cost their names and the overhead: a flood of them is bounded too (e0…e49 fit, e50 does not).
+        let empties = try form((0..<100).map { ("e\($0)", "") })
+        let budget = 50 * (3 + MultipartFormDecoder.fieldOverhead)
+        await #expect {
+            let parts = try chunkStream(try empties.bytes(), size: 64).multipartParts(contentType: empties.contentType)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: budget)
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error,
+                let cause = context.underlyingError as? MultipartError
+            else { return false }
+            return cause.code == .limitExceeded && cause.message.contains("at the field \"e50\"")
+        }
+
         let cut = Array(try large.bytes().dropLast(20))
         await #expect {
             let parts = try chunkStream(cut, size: 64).multipartParts(contentType: large.contentType)

@@ -153,6 +153,29 @@ struct DroppedConnection: AsyncSequence {
 
     // MARK: Limits
 
+    /// Empty fields hold no bytes, but each costs its name and a record: a flood of them passes maxMemoryBytes.
+    @Test func aFloodOfEmptyFieldsPassesTheMemoryBudget() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var body = MultipartBody()
+        for index in 0..<1000 { try body.append(.text("", name: "e\(index)")) }
+        var limits = MultipartSpooler.Limits.untimed
+        limits.parser.maxParts = 10_000
+        limits.maxMemoryBytes = 64 << 10
+        do {
+            _ = try await MultipartSpooler(directory: folder.url, limits: limits).spool(
+                chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+            Issue.record("a thousand empty fields fit in 64 KiB")
+        } catch let error as MultipartError {
+            #expect(error.code == .limitExceeded && error.message.contains("maxMemoryBytes"), "\(error)")
+            #expect(error.partIndex.map { $0 > 400 && $0 < 600 } == true, "\(error)")
+        }
+        limits.maxMemoryBytes = 1 << 20
+        let form = try await MultipartSpooler(directory: folder.url, limits: limits).spool(
+            chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        #expect(form.fields.count == 1000)
+    }
+
     static let limitCases: [(String, MultipartSpooler.Limits)] = {
         var maxFiles = MultipartSpooler.Limits.untimed
         maxFiles.maxFiles = 1

@@ -1,6 +1,12 @@
 extension MultipartFormDecoder {
+    /// What each field costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)`` beside its name and value:
+    /// its record, its text beside its bytes, and its place in the tree, rounded up.
+    public static let fieldOverhead = 128
+
     /// Decodes a form straight from its parts, without spooling: for types whose fields are all text, such as a
-    /// search form or a settings page. The fields are collected in memory, at most `maxBytes` in all.
+    /// search form or a settings page. The fields are collected in memory, at most `maxBytes` in all: each field
+    /// counts its value's bytes, its name's, and ``fieldOverhead`` for what holding it costs, so that a flood of
+    /// empty fields is bounded as a large one is.
     ///
     /// ```swift
     /// struct Settings: Decodable { var name: String; var tags: [String]; var notify: Bool }
@@ -33,14 +39,19 @@ extension MultipartFormDecoder {
                             debugDescription: "the field \(head.name.debugDescription) is a file "
                                 + "(\(head.filename.map(\.debugDescription) ?? "")); spool the form to decode files"))
                 }
+                func pastBudget() -> MultipartError {
+                    MultipartError(
+                        code: .limitExceeded,
+                        message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the "
+                            + "field \(head.name.debugDescription)", partIndex: head.index)
+                }
+                left -= head.name.utf8.count + Self.fieldOverhead
+                guard left >= 0 else { throw pastBudget() }
                 let bytes: [UInt8]
                 do {
                     bytes = try await part.body.collect(upTo: left, isolation: actor)
                 } catch let error as MultipartError where error.code == .limitExceeded {
-                    throw MultipartError(
-                        code: .limitExceeded,
-                        message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the "
-                            + "field \(head.name.debugDescription)", partIndex: head.index)
+                    throw pastBudget()
                 }
                 left -= bytes.count
                 let charset = head.contentType.flatMap { try? ContentType(parsing: $0) }?.charset

@@ -14,10 +14,24 @@ struct FormCollector {
 
     init(spooler: MultipartSpooler) { self.spooler = spooler }
 
+    /// What each part costs against ``MultipartSpooler/Limits/maxMemoryBytes`` beside its name and the bytes kept
+    /// in memory: its record and its text, rounded up. A flood of empty fields is bounded as a large field is.
+    static let partOverhead = 128
+
+    /// Charges a part's name and record against the memory budget.
+    private mutating func chargeRecord(_ head: MultipartParser.PartHead) throws {
+        let cost = Int64(head.name.utf8.count + Self.partOverhead)
+        guard memoryBytes + cost <= limits.maxMemoryBytes else {
+            throw breach("maxMemoryBytes", limits.maxMemoryBytes, "bytes the form keeps in memory", head)
+        }
+        memoryBytes += cost
+    }
+
     /// Reads a field's value into memory.
     mutating func collectField<Base>(
         _ part: MultipartParts<Base>.Part, isolation actor: isolated (any Actor)?
     ) async throws {
+        try chargeRecord(part.head)
         var bytes: [UInt8] = []
         var body = part.body.makeAsyncIterator()
         while let chunk = try await body.next(isolation: actor) {
@@ -39,6 +53,7 @@ struct FormCollector {
         guard files.count < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
+        try chargeRecord(head)
         var digest = spooler.digest?.init()
         var inMemory: [UInt8] = []
         var writer: SpoolWriter?

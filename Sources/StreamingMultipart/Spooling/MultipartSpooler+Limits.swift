@@ -18,8 +18,9 @@ extension MultipartSpooler {
         /// File parts in one form, kept in memory or on disk. Default 100.
         public var maxFiles: Int
         /// Bytes the form keeps in memory: its fields together, and the files kept in memory under
-        /// ``memoryThreshold``. Default 8 MiB. A field that would pass it is an error; a file that would pass it
-        /// goes to disk instead. Go's `ReadForm(maxMemory)` bounds the same.
+        /// ``memoryThreshold``, each part counting its name and 128 bytes for its record beside its bytes (so that a
+        /// flood of empty fields is bounded too). Default 8 MiB. A field that would pass it is an error; a file that
+        /// would pass it goes to disk instead. Go's `ReadForm(maxMemory)` bounds the same.
         public var maxMemoryBytes: Int64
         /// Bytes of all the form's files on disk together. Default 16 GiB.
         public var maxDiskBytes: Int64
