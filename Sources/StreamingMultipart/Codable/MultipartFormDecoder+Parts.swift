@@ -31,13 +31,17 @@ extension MultipartFormDecoder {
             var iterator = parts.makeAsyncIterator()
             while let part = try await iterator.next(isolation: actor) {
                 let head = part.head
-                if head.isFile {
+                if head.isFile || head.mixedBoundary != nil {
+                    let what =
+                        head.isFile
+                        ? "is a file (\(head.filename.map(\.debugDescription) ?? ""))"
+                        : "holds files (multipart/mixed)"
                     throw DecodingError.typeMismatch(
                         SpooledFile.self,
                         .init(
                             codingPath: [],
-                            debugDescription: "the field \(head.name.debugDescription) is a file "
-                                + "(\(head.filename.map(\.debugDescription) ?? "")); spool the form to decode files"))
+                            debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to "
+                                + "decode files"))
                 }
                 func pastBudget() -> MultipartError {
                     MultipartError(

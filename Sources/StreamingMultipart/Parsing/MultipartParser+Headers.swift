@@ -37,8 +37,9 @@ extension MultipartParser {
             if contentEnd == lineStart {
                 let head = try makeHead(block, lineBytes: lineStart - start)
                 consume(newline + 1 - start)
-                state = .body(
-                    PartBody(limit: head.isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: head.isFile))
+                // A multipart/mixed part holds files: it is bounded as one, and each file inside as one again.
+                let isFile = head.isFile || head.mixedBoundary != nil
+                state = .body(PartBody(limit: isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: isFile))
                 return .partHeaders(head)
             }
             try parseHeaderLine(lineStart..<contentEnd, into: &block)
@@ -179,6 +180,16 @@ extension MultipartParser {
             throw error
         }
         let info = head.info
+        if let mixedFieldName {
+            // Inside a multipart/mixed part: `attachment` or `file` and no name, as RFC 2388 §4.2 has it; the
+            // files are the outer field's.
+            self.quirks.formUnion(quirks)
+            var named = MultipartParser.PartHead(received: head)
+            var disposition = ContentDisposition(name: mixedFieldName, filename: named.filename)
+            disposition.filenameStar = named.filenameStar
+            named.disposition = disposition
+            return named
+        }
         if !info.isFormData {
             guard mode == .lenient else {
                 let type = head.withDisposition { String(decodingUTF8: $0.extracting(info.type)) }

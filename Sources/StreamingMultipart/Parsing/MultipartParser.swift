@@ -46,6 +46,9 @@ public struct MultipartParser: Sendable {
     public internal(set) var quirks: Quirks = []
     /// The parts begun so far.
     public internal(set) var partCount = 0
+    /// The outer field's name, for a parser of the files inside a `multipart/mixed` part; see
+    /// ``init(mixedIn:limits:mode:)``.
+    var mixedFieldName: String?
     /// Whether a bare LF begins a delimiter line inside this body: in lenient mode, when its first delimiter line
     /// ended in one (Go's `mime/multipart` reads a body the same way). Set once, as the preamble ends.
     var lineFeedDelimiters = false

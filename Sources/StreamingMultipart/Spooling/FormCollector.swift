@@ -27,29 +27,60 @@ struct FormCollector {
         memoryBytes += cost
     }
 
-    /// Reads a field's value into memory.
+    /// Reads a field's value into memory; `recorded` is the head to keep, when not the part's own (a file inside a
+    /// multipart/mixed part keeps the outer part's index).
     mutating func collectField<Base>(
-        _ part: MultipartParts<Base>.Part, isolation actor: isolated (any Actor)?
+        _ part: MultipartParts<Base>.Part, recorded: MultipartParser.PartHead? = nil,
+        isolation actor: isolated (any Actor)?
     ) async throws {
-        try chargeRecord(part.head)
+        let head = recorded ?? part.head
+        try chargeRecord(head)
         var bytes: [UInt8] = []
         var body = part.body.makeAsyncIterator()
         while let chunk = try await body.next(isolation: actor) {
             guard memoryBytes + Int64(bytes.count + chunk.count) <= limits.maxMemoryBytes else {
-                throw breach("maxMemoryBytes", limits.maxMemoryBytes, "bytes the form keeps in memory", part.head)
+                throw breach("maxMemoryBytes", limits.maxMemoryBytes, "bytes the form keeps in memory", head)
             }
             bytes += chunk
         }
         memoryBytes += Int64(bytes.count)
-        fields.append((part.head, bytes))
+        fields.append((head, bytes))
+    }
+
+    /// Spools the files inside a multipart/mixed part, each as a file of the outer field, under the same limits
+    /// (they count as files). Depth 1: a multipart/mixed part inside it is kept as a field.
+    mutating func spoolMixed<Base>(
+        _ part: MultipartParts<Base>.Part, mode: MultipartParser.Mode, isolation actor: isolated (any Actor)?
+    ) async throws {
+        let outer = part.head
+        do {
+            var files = try part.mixedParts(limits: limits.parser, mode: mode).makeAsyncIterator()
+            while let file = try await files.next(isolation: actor) {
+                var recorded = file.head
+                recorded.index = outer.index
+                if recorded.isFile {
+                    try await spoolFile(file, recorded: recorded, isolation: actor)
+                } else {
+                    try await collectField(file, recorded: recorded, isolation: actor)
+                }
+            }
+        } catch var error as MultipartError where error.partIndex != outer.index || error.offset != nil {
+            // The nested body's offsets and part numbers are its own: say where it sits.
+            error.message =
+                "inside part \(outer.index) (\(outer.name.debugDescription), multipart/mixed): "
+                + error.message
+            error.partIndex = outer.index
+            throw error
+        }
     }
 
     /// Streams a file part to a new file in the spool folder (or to memory, under the memory threshold), hashing
     /// it on the way.
     mutating func spoolFile<Base>(
-        _ part: MultipartParts<Base>.Part, isolation actor: isolated (any Actor)?
+        _ part: MultipartParts<Base>.Part, recorded: MultipartParser.PartHead? = nil,
+        isolation actor: isolated (any Actor)?
     ) async throws {
-        let head = part.head
+        let head = recorded ?? part.head
         guard files.count < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }

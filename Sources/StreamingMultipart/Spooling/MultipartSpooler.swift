@@ -117,6 +117,8 @@ public struct MultipartSpooler: Sendable {
             while let part = try await iterator.next(isolation: isolation) {
                 if part.head.isFile {
                     try await collector.spoolFile(part, isolation: isolation)
+                } else if part.head.mixedBoundary != nil {
+                    try await collector.spoolMixed(part, mode: parts.parser.mode, isolation: isolation)
                 } else {
                     try await collector.collectField(part, isolation: isolation)
                 }
