@@ -8,12 +8,15 @@ import StreamingMultipart
 /// Parameters follow `;`: `type=`, `filename=` and `headers=` (one `Name: value` header line); as in curl, other
 /// parameters right after `type=` belong to the type (`;type=text/plain; charset=utf-8`). Values may be
 /// double-quoted (with `\"` and `\\`) to hold `;` or start with `@` or `<`. `--form-string name=value` is taken
-/// literally.
+/// literally. `-F 'name=@a,b'` sends the files nested in one `multipart/mixed` part, as curl does (RFC 7578 §4.3
+/// deprecates it; a note says so); a quoted path keeps its commas.
 struct FormSpec {
     enum Source: Equatable {
         case text(String)
         case file(String)
         case fileContent(String)
+        /// `@a,b`: several files in one multipart/mixed part.
+        case files([String])
     }
 
     var name: String
@@ -36,7 +39,10 @@ struct FormSpec {
         switch scanner.peek() {
         case "@":
             scanner.advance()
-            source = .file(try scanner.word())
+            let quoted = scanner.peek() == "\""
+            let path = try scanner.word()
+            let paths = path.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            source = !quoted && paths.count > 1 ? .files(paths) : .file(path)
         case "<":
             scanner.advance()
             source = .fileContent(try scanner.word())
@@ -69,6 +75,11 @@ struct FormSpec {
             }
             lastKey = key
         }
+        if case .files = source, contentType != nil || filename != nil || !headers.isEmpty {
+            throw ParseError(
+                description: "-F \(argument.debugDescription): type=, filename= and headers= are not taken with a list "
+                    + "of files; send each file as its own -F")
+        }
     }
 
     /// Parses a `--form-string` argument: everything after the first `=` is the value.
@@ -87,6 +98,8 @@ struct FormSpec {
         var filename = filename
         var contentType = contentType
         switch source {
+        case .files(let paths):
+            return try mixedPart(paths)
         case .text(let text):
             content = .text(text)
         case .fileContent(let path):
@@ -106,6 +119,20 @@ struct FormSpec {
                 .init(String(line[..<colon])), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         return MultipartPart(headers: headers, content: content)
+    }
+
+    /// `@a,b`: the files nested in one multipart/mixed part, with a note that RFC 7578 deprecates it.
+    private func mixedPart(_ paths: [String]) throws -> MultipartPart {
+        let files = try paths.map { path in
+            let filename = URL(fileURLWithPath: path).lastPathComponent
+            return (try Self.content(path), filename, MultipartPart.contentType(forFilename: filename))
+        }
+        let note =
+            "multipart: note: -F \(name)=@\(paths.joined(separator: ",")) sends the files nested in one "
+            + "multipart/mixed part, as curl does; RFC 7578 §4.3 deprecates it and many servers read it as one "
+            + "field. Send each file as its own -F \(name)=@FILE.\n"
+        FileHandle.standardError.write(Data(note.utf8))
+        return MultipartPart.mixed(name: name, files: files)
     }
 
     private static func content(_ path: String) throws -> MultipartPart.Content {

@@ -194,27 +194,56 @@ struct ParseCommand: ParsableCommand {
         if let outputDir { try PartFile.createFolder(outputDir) }
         // A part cut short by an error is not left behind: the folder holds whole parts only.
         defer { sink?.discard() }
-        func drain() throws {
-            while let event = try parser.next() {
-                switch event {
-                case .partHeaders(let head):
-                    current = PartReport(head: head)
-                    if let outputDir { sink = try PartFile(folder: outputDir, head: head, replacing: force) }
-                case .bodyBytes(let bytes):
-                    current?.size += bytes.count
-                    current?.digest.update(data: bytes)
-                    try sink?.append(bytes)
-                case .partEnd:
-                    guard var whole = current else { break }
-                    whole.sha256 = PartReport.hex(whole.digest.finalize())
-                    try sink?.finish()
-                    sink = nil
-                    current = nil
-                    report(whole)
-                case .end:
-                    break
+        // A multipart/mixed part (`curl -F 'f=@a,b'`) is read through a parser of its own, and its files reported
+        // as parts of the outer field, at its index.
+        let (_, limits, mode) = parserSettings()
+        var mixed: (parser: MultipartParser, head: MultipartParser.PartHead)?
+        func handle(_ event: MultipartParser.Event, inside outer: MultipartParser.PartHead?) throws {
+            switch event {
+            case .partHeaders(var head):
+                if let outer {
+                    head.index = outer.index
+                } else if head.mixedBoundary != nil {
+                    mixed = (try MultipartParser(mixedIn: head, limits: limits, mode: mode), head)
+                    return
                 }
+                current = PartReport(head: head)
+                if let outputDir { sink = try PartFile(folder: outputDir, head: head, replacing: force) }
+            case .bodyBytes(let bytes) where outer == nil && mixed != nil:
+                try mixed!.parser.append(bytes)
+                try drainMixed()
+            case .bodyBytes(let bytes):
+                current?.size += bytes.count
+                current?.digest.update(data: bytes)
+                try sink?.append(bytes)
+            case .partEnd where outer == nil && mixed != nil:
+                try mixed!.parser.finish()
+                try drainMixed()
+                mixed = nil
+            case .partEnd:
+                guard var whole = current else { break }
+                whole.sha256 = PartReport.hex(whole.digest.finalize())
+                try sink?.finish()
+                sink = nil
+                current = nil
+                report(whole)
+            case .end:
+                break
             }
+        }
+        func drainMixed() throws {
+            guard let outer = mixed?.head else { return }
+            do {
+                while let event = try mixed!.parser.next() { try handle(event, inside: outer) }
+            } catch var error as MultipartError {
+                error.message =
+                    "inside part \(outer.index) (\(outer.name.debugDescription), multipart/mixed): "
+                    + error.message
+                throw error
+            }
+        }
+        func drain() throws {
+            while let event = try parser.next() { try handle(event, inside: nil) }
         }
         while true {
             let chunk = try [UInt8](capacity: 64 * 1024) { try readInput(input, into: &$0) }

@@ -22,7 +22,7 @@ public struct MultipartBody: Sendable {
     /// The boundary between parts.
     public private(set) var boundary: MultipartBoundary
     /// The parts, in order.
-    public private(set) var parts: [MultipartPart] = []
+    public internal(set) var parts: [MultipartPart] = []
     /// Whether the boundary was drawn here and so may be drawn again when an appended part contains it. A boundary
     /// the caller chose makes readers scan file and stream parts for it (``BoundaryWatch``).
     let boundaryIsRandom: Bool

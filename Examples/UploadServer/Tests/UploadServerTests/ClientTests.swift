@@ -49,6 +49,32 @@ struct ClientTests {
         "quote\"d.txt", "semi;colon.txt", "back\\slash.txt", "with space.txt", "naïve 日本.txt", "50% off.txt",
     ]
 
+    /// `curl -F 'photos=@a,b'` nests the two files in one multipart/mixed part (RFC 7578 §4.3 deprecates it): the
+    /// spooler reads them as two files of the field, past maxFieldBytes together.
+    @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
+    func curlsListOfFilesArrivesAsFilesOfTheField() async throws {
+        let server = try RunningServer()
+        let outbox = try Outbox()
+        defer {
+            server.stop()
+            outbox.remove()
+        }
+        let first = randomBytes(700_000, seed: 71)
+        let second = randomBytes(700_000, seed: 72)
+        let paths = [try outbox.file("a.jpg", first), try outbox.file("b.jpg", second)]
+        let result = try await run(
+            onPath("curl")!,
+            ["-sS", "-F", "photos=@\(paths.joined(separator: ","))", "-F", "caption=Two", "\(server.url)/upload"])
+        #expect(result.status == 0, "\(result.errors)")
+        let answer = try JSONDecoder().decode(Answer.self, from: result.output)
+        let files = try #require(answer.files, "\(result.text)")
+        #expect(files.map(\.field) == ["photos", "photos"])
+        #expect(files.map(\.filename) == ["a.jpg", "b.jpg"])
+        #expect(files.map(\.sha256) == [sha256(first), sha256(second)])
+        #expect(answer.fields?.map(\.value) == ["Two"])
+        #expect(try server.spooledFiles() == [])
+    }
+
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
     func curlSendsTrickyFilenames() async throws {
         let server = try RunningServer()
