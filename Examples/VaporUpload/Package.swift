@@ -1,0 +1,40 @@
+// swift-tools-version:6.1
+// A Vapor 4 upload route on StreamingMultipart: the body streams into the spooler and the decoder, where
+// MultipartKit's route (beside it, for comparison) collects it in memory first.
+//   swift run VaporUpload serve --port 8080
+import Foundation
+import PackageDescription
+
+/// SwiftPM names a path dependency after its folder, which is wherever the repository was cloned.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+let package = Package(
+    name: "VaporUpload",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: root.path),
+        .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
+    ],
+    targets: [
+        .target(
+            name: "VaporUpload",
+            dependencies: [
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "Vapor", package: "vapor"),
+            ]
+        ),
+        .executableTarget(name: "VaporUploadServer", dependencies: ["VaporUpload"]),
+        .testTarget(
+            name: "VaporUploadTests",
+            dependencies: [
+                "VaporUpload",
+                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "VaporTesting", package: "vapor"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

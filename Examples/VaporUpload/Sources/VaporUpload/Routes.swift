@@ -1,0 +1,124 @@
+import Foundation
+import StreamingMultipart
+import StreamingMultipartCrypto
+import Vapor
+
+/// The form both upload routes take: a caption and any number of photos.
+public struct Upload: Decodable, Sendable {
+    public var caption: String
+    public var photos: [SpooledFile]
+}
+
+/// Where the spooler writes, and its limits.
+public struct UploadSettings: Sendable {
+    public var spoolDirectory: URL
+    public var limits: MultipartSpooler.Limits
+
+    public init(spoolDirectory: URL, limits: MultipartSpooler.Limits = .default) {
+        self.spoolDirectory = spoolDirectory
+        self.limits = limits
+    }
+}
+
+/// The routes:
+/// - `GET /`: a page with the upload form;
+/// - `POST /upload`: the body streams into the spooler and the decoder (``Request/withMultipartForm(as:spooler:decoder:_:)``),
+///   never whole in memory; errors are answered as JSON with the library's status (413 past a limit);
+/// - `POST /kit/upload`: the same form the MultipartKit way, for comparison: Vapor collects the body in memory
+///   (up to 1 GiB) and `req.content.decode` reads it.
+///
+/// Both answer the caption and each photo's name, size and SHA-256.
+public func routes(_ app: Application, settings: UploadSettings) throws {
+    try FileManager.default.createDirectory(at: settings.spoolDirectory, withIntermediateDirectories: true)
+    let spooler = MultipartSpooler(
+        directory: settings.spoolDirectory, limits: settings.limits, digest: SHA256Digest.self)
+
+    app.get { _ in
+        Response(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .init(string: formPage))
+    }
+
+    app.on(.POST, "upload", body: .stream) { req async -> Response in
+        do {
+            return try await req.withMultipartForm(as: Upload.self, spooler: spooler) { upload in
+                try UploadAnswer(
+                    caption: upload.caption,
+                    photos: upload.photos.map {
+                        .init(filename: $0.filename, size: $0.byteCount, sha256: $0.digest?.hex ?? "")
+                    }
+                ).response()
+            }
+        } catch let error as StreamingMultipart.MultipartError {
+            req.logger.info("upload refused: \(error)")
+            return ErrorAnswer(code: error.code.name, message: error.clientMessage)
+                .response(HTTPResponseStatus(statusCode: error.httpStatus))
+        } catch let error as DecodingError {
+            return ErrorAnswer(code: "notAnUpload", message: "\(error)").response(.unprocessableEntity)
+        } catch {
+            // The body itself failed: the client went away, or the task was cancelled.
+            req.logger.info("upload failed reading the request: \(error)")
+            return ErrorAnswer(code: "bodyFailed", message: "reading the request failed").response(.badRequest)
+        }
+    }
+
+    app.on(.POST, "kit", "upload", body: .collect(maxSize: "1gb")) { req async throws -> Response in
+        let upload = try req.content.decode(KitUpload.self)
+        return try UploadAnswer(
+            caption: upload.caption,
+            photos: upload.photos.map { photo in
+                var digest = SHA256Digest()
+                let bytes = Array(photo.data.readableBytesView)
+                digest.update(bytes.span)
+                return .init(
+                    filename: photo.filename, size: Int64(bytes.count), sha256: PartHex.hex(digest.finalize()))
+            }
+        ).response()
+    }
+}
+
+/// The form as MultipartKit reads it: Vapor's `File` holds a whole file in memory.
+struct KitUpload: Content {
+    var caption: String
+    var photos: [File]
+}
+
+/// What both routes answer.
+struct UploadAnswer: Codable {
+    struct Photo: Codable {
+        var filename: String
+        var size: Int64
+        var sha256: String
+    }
+
+    var caption: String
+    var photos: [Photo]
+
+    func response() throws -> Response {
+        let response = Response(status: .ok)
+        try response.content.encode(self, as: .json)
+        return response
+    }
+}
+
+/// An error, as JSON: `{"error": {"code": …, "message": …}}`. The connection is closed after it, so that the
+/// server never reads the rest of a body it refused.
+struct ErrorAnswer: Codable {
+    struct Body: Codable {
+        var code: String
+        var message: String
+    }
+
+    var error: Body
+
+    init(code: String, message: String) { error = Body(code: code, message: message) }
+
+    func response(_ status: HTTPResponseStatus) -> Response {
+        let response = Response(status: status, headers: ["Connection": "close"])
+        try? response.content.encode(self, as: .json)
+        return response
+    }
+}
+
+/// Lower-case hex of a digest.
+enum PartHex {
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+}

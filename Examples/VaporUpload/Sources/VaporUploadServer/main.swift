@@ -1,0 +1,20 @@
+import Foundation
+import Vapor
+import VaporUpload
+
+// `swift run VaporUploadServer serve --hostname 127.0.0.1 --port 8080`; SPOOL_DIR sets the spool folder (a folder
+// of its own in the temporary directory by default).
+let environment = try Environment.detect()
+let app = try await Application.make(environment)
+let spool =
+    Environment.get("SPOOL_DIR").map { URL(fileURLWithPath: $0) }
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-spool")
+do {
+    try routes(app, settings: UploadSettings(spoolDirectory: spool))
+    try await app.execute()
+} catch {
+    app.logger.report(error: error)
+    try? await app.asyncShutdown()
+    throw error
+}
+try await app.asyncShutdown()

@@ -1,0 +1,172 @@
+import Foundation
+import StreamingMultipart
+import StreamingMultipartCrypto
+import Testing
+import Vapor
+import VaporUpload
+
+/// The app, in this process, listening on a free port of 127.0.0.1 with a spool folder of its own.
+final class RunningApp: @unchecked Sendable {
+    let app: Application
+    let port: Int
+    let spool: URL
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    private init(app: Application, port: Int, spool: URL) {
+        self.app = app
+        self.port = port
+        self.spool = spool
+    }
+
+    /// Runs `body` with the app serving; stops it and removes its spool folder after.
+    static func with<T>(
+        limits: MultipartSpooler.Limits = .default, _ body: (RunningApp) async throws -> T
+    ) async throws -> T {
+        let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
+        let app = try await Application.make(.testing)
+        app.logger.logLevel = .warning
+        do {
+            try routes(app, settings: UploadSettings(spoolDirectory: spool, limits: limits))
+            app.http.server.configuration.hostname = "127.0.0.1"
+            app.http.server.configuration.port = 0
+            try await app.server.start(address: nil)
+            let port = try #require(app.http.server.shared.localAddress?.port, "the server has no port")
+            let running = RunningApp(app: app, port: port, spool: spool)
+            let result = try await body(running)
+            await app.server.shutdown()
+            try await app.asyncShutdown()
+            try? FileManager.default.removeItem(at: spool)
+            return result
+        } catch {
+            await app.server.shutdown()
+            try? await app.asyncShutdown()
+            try? FileManager.default.removeItem(at: spool)
+            throw error
+        }
+    }
+
+    /// The files in the spool folder now.
+    func spooledFiles() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: spool.path) }
+
+    /// Waits, a tenth of a second at a time for at most `tries` tenths, until `condition` holds; whether it did.
+    func eventually(tries: Int = 100, _ condition: () throws -> Bool) async throws -> Bool {
+        for _ in 0..<tries {
+            if try condition() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try condition()
+    }
+}
+
+/// What both routes answer.
+struct Answer: Decodable {
+    struct Photo: Decodable, Equatable {
+        var filename: String
+        var size: Int64
+        var sha256: String
+    }
+
+    struct Failure: Decodable {
+        var code: String
+        var message: String
+    }
+
+    var caption: String?
+    var photos: [Photo]?
+    var error: Failure?
+}
+
+/// What a finished program said.
+struct Finished {
+    var status: Int32
+    var output: Data
+    var errors: String
+    var text: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// Runs `executable` to its end on a thread of its own (not one of the concurrency pool's, which the server needs).
+func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(
+                with: Result {
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: executable)
+                    process.arguments = arguments
+                    let output = Pipe()
+                    let errors = Pipe()
+                    process.standardOutput = output
+                    process.standardError = errors
+                    try process.run()
+                    let errorText = ErrorText()
+                    let done = DispatchSemaphore(value: 0)
+                    Thread {
+                        errorText.data = errors.fileHandleForReading.readDataToEndOfFile()
+                        done.signal()
+                    }.start()
+                    let data = output.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    done.wait()
+                    return Finished(
+                        status: process.terminationStatus, output: data,
+                        errors: String(decoding: errorText.data, as: UTF8.self))
+                })
+        }.start()
+    }
+}
+
+private final class ErrorText: @unchecked Sendable {
+    var data = Data()
+}
+
+/// The first `name` on PATH.
+func onPath(_ name: String) -> String? {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// python3 when it can import `module`.
+func python(with module: String) -> String? {
+    guard let python = onPath("python3") else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = ["-c", "import \(module)"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? python : nil
+}
+
+/// Files for a test, in a folder removed after.
+struct Outbox {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-outbox-\(UUID().uuidString)")
+
+    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+
+    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = url.appendingPathComponent(name).path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Bytes that differ from file to file.
+func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return (0..<count).map { _ in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state)
+    }
+}
+
+/// Lower-case hex SHA-256.
+func sha256(_ bytes: [UInt8]) -> String {
+    var digest = SHA256Digest()
+    digest.update(bytes.span)
+    return digest.finalize().map { String(format: "%02x", $0) }.joined()
+}
