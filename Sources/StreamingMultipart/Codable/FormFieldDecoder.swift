@@ -28,6 +28,8 @@ final class FormDecoding {
             let source: MultipartFile.Source =
                 if let path = file.path { .file(URL(fileURLWithPath: path)) } else { .data(Data(try file.contents())) }
             return MultipartFile(source: source, filename: file.filename, contentType: file.contentType) as! T
+        } else if T.self == [String].self, let texts = texts(node) {
+            return texts as! T
         } else if T.self == Data.self {
             switch try leaf(node, at: path, expecting: T.self) {
             case .field(let index): return Data(form.fields[index].bytes) as! T
@@ -49,6 +51,20 @@ final class FormDecoding {
             return decimal as! T
         }
         return try T(from: FormFieldDecoder(decoding: self, node: node, path: path))
+    }
+
+    /// A list of text fields read in one go, the way `[String]` is decoded most often: no decoder, container or
+    /// coding path for each item. Nil for anything else (a missing name, nested fields, a file), which
+    /// `Array.init(from:)` then reads, with its errors.
+    func texts(_ value: FormValue?) -> [String]? {
+        guard case .node(let node)? = value, !node.leaves.isEmpty, !node.isContainer else { return nil }
+        var texts: [String] = []
+        texts.reserveCapacity(node.leaves.count)
+        for leaf in node.leaves {
+            guard case .field(let index) = leaf else { return nil }
+            texts.append(fields[index].value)
+        }
+        return texts
     }
 
     /// The one value at a place: a list's value, or a node sent once as a value rather than an object or a list.

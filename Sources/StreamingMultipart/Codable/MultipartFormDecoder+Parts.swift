@@ -43,13 +43,14 @@ extension MultipartFormDecoder {
                             debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to "
                                 + "decode files"))
                 }
+                let name = head.name
                 func pastBudget() -> MultipartError {
                     MultipartError(
                         code: .limitExceeded,
                         message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the "
-                            + "field \(head.name.debugDescription)", partIndex: head.index)
+                            + "field \(name.debugDescription)", partIndex: head.index)
                 }
-                left -= head.name.utf8.count + Self.fieldOverhead
+                left -= name.utf8.count + Self.fieldOverhead
                 guard left >= 0 else { throw pastBudget() }
                 let bytes: [UInt8]
                 do {
@@ -59,11 +60,10 @@ extension MultipartFormDecoder {
                 }
                 left -= bytes.count
                 let charset = head.contentType.flatMap { try? ContentType(parsing: $0) }?.charset
-                let value = try FieldCharset.decode(bytes, charset: charset, partIndex: head.index, name: head.name)
+                let value = try FieldCharset.decode(bytes, charset: charset, partIndex: head.index, name: name)
                 fields.append(
                     SpooledForm.Field(
-                        name: head.name, value: value, bytes: bytes, contentType: head.contentType,
-                        partIndex: head.index))
+                        name: name, value: value, bytes: bytes, contentType: head.contentType, partIndex: head.index))
             }
         } catch let error as MultipartError {
             throw DecodingError.dataCorrupted(
