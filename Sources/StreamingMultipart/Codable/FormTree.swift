@@ -3,7 +3,7 @@
 ///
 /// Building it is linear in the total length of the names: each name is read twice, left to right (once to check
 /// it, once to place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup
-/// or an append. Values are indexes into the form's lists, so the tree copies no field.
+/// or an append. A name seen before is one lookup (Swift's seeded hashing keeps a flood of names linear). Values are indexes into the form's lists, so the tree copies no field.
 final class FormNode {
     /// The values a name ending here sent, in order: one for a plain field, several for a repeated name or `name[]`.
     var leaves: [FormLeaf] = []
@@ -105,34 +105,45 @@ extension FormNode {
         of form: SpooledForm, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits
     ) throws -> FormNode {
         let root = FormNode()
+        // Where each name led, for the names that lead to the same node every time (all but those with a `[]`
+        // before their end, which makes a new item): a repeated name is one lookup, not a walk.
+        var placed: [String: (node: FormNode, appendsValue: Bool)] = [:]
         for leaf in form.leavesInOrder {
             let name = form.name(of: leaf)
             let partIndex = form.partIndex(of: leaf)
             var node = root
             var appendsValue = false
-            try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
-                step, isLast in
-                switch step {
-                case .key(let key):
-                    node = node.child(key)
-                case .index(let index):
-                    if let item = node.indexed[index] {
-                        node = item
-                    } else {
+            if let known = placed[name] {
+                (node, appendsValue) = known
+            } else {
+                var makesItem = false
+                try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
+                    step, isLast in
+                    switch step {
+                    case .key(let key):
+                        node = node.child(key)
+                    case .index(let index):
+                        if let item = node.indexed[index] {
+                            node = item
+                        } else {
+                            try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
+                            let item = FormNode()
+                            node.indexed[index] = item
+                            node = item
+                        }
+                    case .append where isLast:
+                        // A last `[]` adds the value to the list itself, as a repeated name does: no node for one
+                        // value.
+                        appendsValue = true
+                    case .append:
                         try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
                         let item = FormNode()
-                        node.indexed[index] = item
+                        node.appended.append(item)
                         node = item
+                        makesItem = true
                     }
-                case .append where isLast:
-                    // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
-                    appendsValue = true
-                case .append:
-                    try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
-                    let item = FormNode()
-                    node.appended.append(item)
-                    node = item
                 }
+                if !makesItem { placed[name] = (node, appendsValue) }
             }
             if !node.leaves.isEmpty || appendsValue {
                 try node.checkRoom(for: name, limits: limits, partIndex: partIndex)

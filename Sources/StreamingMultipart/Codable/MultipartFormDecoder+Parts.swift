@@ -21,54 +21,98 @@ extension MultipartFormDecoder {
     /// - Throws: what ``decode(_:from:)`` throws; `DecodingError.dataCorrupted` with the ``MultipartError`` as its
     ///   `underlyingError` when the body is malformed or its fields pass `maxBytes`
     ///   (``MultipartError/Code/limitExceeded``); `DecodingError.typeMismatch` for a file part.
+    ///
+    /// Inlinable, as the parts' iterators are, so that the loop over parts and chunks is specialized for the caller's
+    /// chunk type; each field is then handed to ``FormFieldCollector``, which is not generic.
+    @inlinable
     public func decode<T: Decodable, Base>(
         _ type: T.Type, from parts: MultipartParts<Base>, maxBytes: Int = 8 << 20,
         isolation actor: isolated (any Actor)? = #isolation
     ) async throws -> T {
-        var fields: [SpooledForm.Field] = []
+        var collector = FormFieldCollector(maxBytes: maxBytes)
         do {
-            var left = maxBytes
             var iterator = parts.makeAsyncIterator()
             while let part = try await iterator.next(isolation: actor) {
-                let head = part.head
-                if head.isFile || head.mixedBoundary != nil {
-                    let what =
-                        head.isFile
-                        ? "is a file (\(head.filename.map(\.debugDescription) ?? ""))"
-                        : "holds files (multipart/mixed)"
-                    throw DecodingError.typeMismatch(
-                        SpooledFile.self,
-                        .init(
-                            codingPath: [],
-                            debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to "
-                                + "decode files"))
+                let room = try collector.begin(part.head)
+                var bytes: [UInt8] = []
+                var body = part.body.makeAsyncIterator()
+                while let chunk = try await body.next(isolation: actor) {
+                    guard bytes.count + chunk.count <= room else { throw collector.pastBudget() }
+                    bytes += chunk
                 }
-                let name = head.name
-                func pastBudget() -> MultipartError {
-                    MultipartError(
-                        code: .limitExceeded,
-                        message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the "
-                            + "field \(name.debugDescription)", partIndex: head.index)
-                }
-                left -= name.utf8.count + Self.fieldOverhead
-                guard left >= 0 else { throw pastBudget() }
-                let bytes: [UInt8]
-                do {
-                    bytes = try await part.body.collect(upTo: left, isolation: actor)
-                } catch let error as MultipartError where error.code == .limitExceeded {
-                    throw pastBudget()
-                }
-                left -= bytes.count
-                let charset = head.contentType.flatMap { try? ContentType(parsing: $0) }?.charset
-                let value = try FieldCharset.decode(bytes, charset: charset, partIndex: head.index, name: name)
-                fields.append(
-                    SpooledForm.Field(
-                        name: name, value: value, bytes: bytes, contentType: head.contentType, partIndex: head.index))
+                try collector.finish(bytes)
             }
         } catch let error as MultipartError {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: error.message, underlyingError: error))
         }
-        return try decode(type, from: SpooledForm(fields: fields, files: [], charset: nil))
+        return try decode(type, from: collector.form)
     }
+}
+
+/// The text fields ``MultipartFormDecoder/decode(_:from:maxBytes:isolation:)`` collects, under its byte budget: the
+/// part of that loop that need not be generic.
+@usableFromInline
+struct FormFieldCollector {
+    let maxBytes: Int
+    private var left: Int
+    private var fields: [SpooledForm.Field] = []
+    private var head: MultipartParser.PartHead?
+    private var name = ""
+
+    @usableFromInline
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
+        left = maxBytes
+    }
+
+    /// Takes the next part's head; returns how many bytes its value may have.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` for a file (or a multipart/mixed part of files), and
+    ///   ``MultipartError/Code/limitExceeded`` when the name alone passes the budget.
+    @usableFromInline
+    mutating func begin(_ head: MultipartParser.PartHead) throws -> Int {
+        if head.isFile || head.mixedBoundary != nil {
+            let what =
+                head.isFile
+                ? "is a file (\(head.filename.map(\.debugDescription) ?? ""))" : "holds files (multipart/mixed)"
+            throw DecodingError.typeMismatch(
+                SpooledFile.self,
+                .init(
+                    codingPath: [],
+                    debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to decode files"
+                ))
+        }
+        self.head = head
+        name = head.name
+        left -= name.utf8.count + MultipartFormDecoder.fieldOverhead
+        guard left >= 0 else { throw pastBudget() }
+        return left
+    }
+
+    /// The error for a field that passes the budget.
+    @usableFromInline
+    func pastBudget() -> MultipartError {
+        MultipartError(
+            code: .limitExceeded,
+            message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the field "
+                + name.debugDescription, partIndex: head?.index)
+    }
+
+    /// Keeps the field begun, its value decoded per its charset.
+    ///
+    /// - Throws: ``MultipartError/Code/unsupportedCharset``.
+    @usableFromInline
+    mutating func finish(_ bytes: [UInt8]) throws {
+        guard let head else { return }
+        left -= bytes.count
+        let contentType = head.contentType
+        let charset = contentType.flatMap { try? ContentType(parsing: $0) }?.charset
+        let value = try FieldCharset.decode(bytes, charset: charset, partIndex: head.index, name: name)
+        fields.append(
+            SpooledForm.Field(name: name, value: value, bytes: bytes, contentType: contentType, partIndex: head.index))
+    }
+
+    @usableFromInline
+    var form: SpooledForm { SpooledForm(fields: fields, files: [], charset: nil) }
 }
