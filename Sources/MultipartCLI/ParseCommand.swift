@@ -201,6 +201,8 @@ struct ParseCommand: ParsableCommand {
         func handle(_ event: MultipartParser.Event, inside outer: MultipartParser.PartHead?) throws {
             switch event {
             case .partHeaders(var head):
+                // A file inside part 3 is reported at index 3, and written as `3.0-…`, `3.1-…`.
+                let label = outer.map { "\($0.index).\(head.index)" }
                 if let outer {
                     head.index = outer.index
                 } else if head.mixedBoundary != nil {
@@ -208,7 +210,9 @@ struct ParseCommand: ParsableCommand {
                     return
                 }
                 current = PartReport(head: head)
-                if let outputDir { sink = try PartFile(folder: outputDir, head: head, replacing: force) }
+                if let outputDir {
+                    sink = try PartFile(folder: outputDir, head: head, label: label, replacing: force)
+                }
             case .bodyBytes(let bytes) where outer == nil && mixed != nil:
                 try mixed!.parser.append(bytes)
                 try drainMixed()
@@ -320,8 +324,8 @@ struct PartFile {
 
     /// Creates the part's file; with `replacing`, a file of that name is first removed (a symbolic link itself, not
     /// what it points to), else it is refused as `outputExists`.
-    init(folder: String, head: MultipartParser.PartHead, replacing: Bool) throws {
-        path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head)
+    init(folder: String, head: MultipartParser.PartHead, label: String? = nil, replacing: Bool) throws {
+        path = (folder.hasSuffix("/") ? folder : folder + "/") + Self.fileName(for: head, label: label)
         if replacing && unlink(path) != 0 && errno != ENOENT {
             throw ParseFailure(code: "outputFailed", "cannot replace \(path): \(String(cString: strerror(errno)))")
         }
@@ -348,9 +352,10 @@ struct PartFile {
         }
     }
 
-    static func fileName(for head: MultipartParser.PartHead) -> String {
+    /// `label` stands for the index where one is given: `3.1` for the second file inside part 3 (multipart/mixed).
+    static func fileName(for head: MultipartParser.PartHead, label: String? = nil) -> String {
         let base = ContentDisposition.safeBaseName(head.preferredFilename ?? head.name)
-        return ContentDisposition.safeBaseName("\(head.index)-\(base)")  // within 255 bytes with the index too
+        return ContentDisposition.safeBaseName("\(label ?? String(head.index))-\(base)")  // within 255 bytes
     }
 
     /// Writes all of `bytes` (FileHandle retries interrupted and short writes).

@@ -111,6 +111,21 @@ struct MixedFilesTests {
         #expect(lines.stdoutText.split(separator: "\n").map { $0.prefix(2) } == ["0\t", "0\t", "1\t"])
     }
 
+    /// `--output-dir` writes each file inside part 0 as `0.N-name`: two files of one name do not collide.
+    @Test func outputDirKeepsEachFileInside() throws {
+        let notes = Repository.input("notes.txt").path
+        let built = try multipart(["build", "--boundary", "RT", "-F", "f=@\(notes),\(notes)", "-F", "g=text"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let parsed = try multipart(
+            ["parse", "--content-type", "multipart/form-data; boundary=RT", "--output-dir", folder.url.path],
+            input: built.stdout)
+        #expect(parsed.status == 0, "\(parsed.stderr)")
+        #expect(try folder.contents().sorted() == ["0.0-notes.txt", "0.1-notes.txt", "1-g"])
+        let notesBytes = try Data(contentsOf: Repository.input("notes.txt"))
+        #expect(try Data(contentsOf: folder.url.appendingPathComponent("0.1-notes.txt")) == notesBytes)
+    }
+
     @Test func aListOfFilesTakesNoParameters() throws {
         let notes = Repository.input("notes.txt").path
         let result = try multipart(["build", "-F", "f=@\(notes),\(notes);type=text/x"])
