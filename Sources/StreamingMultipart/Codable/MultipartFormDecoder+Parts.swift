@@ -23,7 +23,7 @@ extension MultipartFormDecoder {
     ///   (``MultipartError/Code/limitExceeded``); `DecodingError.typeMismatch` for a file part.
     ///
     /// Inlinable, as the parts' iterators are, so that the loop over parts and chunks is specialized for the caller's
-    /// chunk type; each field is then handed to ``FormFieldCollector``, which is not generic.
+    /// chunk type; each field is then handed to a collector that is not generic.
     @inlinable
     public func decode<T: Decodable, Base>(
         _ type: T.Type, from parts: MultipartParts<Base>, maxBytes: Int = 8 << 20,
