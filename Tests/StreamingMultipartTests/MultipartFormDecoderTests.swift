@@ -218,6 +218,22 @@ import Testing
         #expect(settings == Settings(name: "Ann", tags: ["a", "b"], notify: true))
     }
 
+    @Test func aTextFieldDecodesAsDataWithTheBytesAsSent() async throws {
+        struct Raw: Decodable, Equatable {
+            var latin: Data
+            var broken: Data
+            var text: String
+        }
+        var body = MultipartBody()
+        try body.append(.data(Data([0x63, 0xE9]), name: "latin", contentType: "text/plain; charset=iso-8859-1"))
+        try body.append(.data(Data([0x66, 0xFF]), name: "broken"))
+        try body.append(.text("été", name: "text"))
+        // Chunks of 5 bytes: every value arrives split across chunks.
+        let parts = try chunkStream(try body.bytes(), size: 5).multipartParts(contentType: body.contentType)
+        let raw = try await MultipartFormDecoder().decode(Raw.self, from: parts)
+        #expect(raw == Raw(latin: Data([0x63, 0xE9]), broken: Data([0x66, 0xFF]), text: "été"))
+    }
+
     @Test func partsWithAFileOrPastTheBudgetFailClearly() async throws {
         struct Anything: Decodable { var a: String? }
         var withFile = try form([("a", "1")])

@@ -385,6 +385,11 @@ struct DroppedConnection: AsyncSequence {
 
         let invalid = try await spool([("q", [0x66, 0xFF, 0x66], nil)])
         #expect(invalid.value(of: "q") == "f\u{FFFD}f")
+        // The bytes as sent, not the text's UTF-8, wherever the two differ; the same bytes where they do not.
+        #expect(invalid.fields[0].bytes == [0x66, 0xFF, 0x66])
+        #expect(own.fields[0].bytes == [0x82, 0xA0] && own.fields[1].bytes == Array("é".utf8))
+        let replacement = try await spool([("q", Array("f\u{FFFD}f".utf8), nil)])
+        #expect(replacement.fields[0].bytes == Array("f\u{FFFD}f".utf8) && replacement.fields[0] != invalid.fields[0])
 
         do {
             _ = try await spool([("q", [0x41], nil), ("_charset_", Array("x-klingon".utf8), nil)])

@@ -6,17 +6,25 @@
 /// or an append. A name seen before is one lookup (Swift's seeded hashing keeps a flood of names linear). Values are indexes into the form's lists, so the tree copies no field.
 final class FormNode {
     /// The values a name ending here sent, in order: one for a plain field, several for a repeated name or `name[]`.
-    var leaves: [FormLeaf] = []
+    let leaves: [FormLeaf]
     /// `name[key]` (or `name.key`) children, and their keys in the order they first came.
-    var children: [String: FormNode] = [:]
-    var childOrder: [String] = []
+    let children: [String: FormNode]
+    let childOrder: [String]
     /// `name[]` items that hold more (`name[][key]`), in order.
-    var appended: [FormNode] = []
+    let appended: [FormNode]
     /// `name[3]` items, by index.
-    var indexed: [Int: FormNode] = [:]
+    let indexed: [Int: FormNode]
 
-    /// How many list items this node holds in all.
-    var itemCount: Int { leaves.count + appended.count + indexed.count }
+    init(
+        leaves: [FormLeaf] = [], children: [String: FormNode] = [:], childOrder: [String] = [],
+        appended: [FormNode] = [], indexed: [Int: FormNode] = [:]
+    ) {
+        self.leaves = leaves
+        self.children = children
+        self.childOrder = childOrder
+        self.appended = appended
+        self.indexed = indexed
+    }
 
     /// Whether the node holds anything other than values: children or list items.
     var isContainer: Bool { !children.isEmpty || !appended.isEmpty || !indexed.isEmpty }
@@ -25,19 +33,11 @@ final class FormNode {
     /// `[i]` items in index order.
     func items() -> [FormValue] {
         var items: [FormValue] = []
-        items.reserveCapacity(itemCount)
+        items.reserveCapacity(leaves.count + appended.count + indexed.count)
         for leaf in leaves { items.append(.leaf(leaf)) }
         for node in appended { items.append(.node(node)) }
         for index in indexed.keys.sorted() { items.append(.node(indexed[index]!)) }
         return items
-    }
-
-    func child(_ key: String) -> FormNode {
-        if let node = children[key] { return node }
-        let node = FormNode()
-        children[key] = node
-        childOrder.append(key)
-        return node
     }
 }
 
@@ -70,22 +70,20 @@ extension SpooledForm {
         }
     }
 
-    /// The form's fields and files merged in the order the body sent them.
-    var leavesInOrder: [FormLeaf] {
-        var leaves: [FormLeaf] = []
-        leaves.reserveCapacity(fields.count + files.count)
+    /// Calls `body` with each of the form's fields and files, merged in the order the body sent them: the leaf,
+    /// its name and its part's index.
+    func forEachLeafInOrder(_ body: (FormLeaf, String, Int) throws -> Void) rethrows {
         var field = 0
         var file = 0
         while field < fields.count || file < files.count {
             if field < fields.count, file == files.count || fields[field].partIndex < files[file].partIndex {
-                leaves.append(.field(field))
+                try body(.field(field), fields[field].name, fields[field].partIndex)
                 field += 1
             } else {
-                leaves.append(.file(file))
+                try body(.file(file), files[file].name, files[file].partIndex)
                 file += 1
             }
         }
-        return leaves
     }
 }
 
@@ -104,14 +102,12 @@ extension FormNode {
     static func tree(
         of form: SpooledForm, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits
     ) throws -> FormNode {
-        let root = FormNode()
+        var draft = FormTreeDraft(limits: limits)
         // Where each name led, for the names that lead to the same node every time (all but those with a `[]`
         // before their end, which makes a new item): a repeated name is one lookup, not a walk.
-        var placed: [String: (node: FormNode, appendsValue: Bool)] = [:]
-        for leaf in form.leavesInOrder {
-            let name = form.name(of: leaf)
-            let partIndex = form.partIndex(of: leaf)
-            var node = root
+        var placed: [String: (node: Int, appendsValue: Bool)] = [:]
+        try form.forEachLeafInOrder { leaf, name, partIndex in
+            var node = 0
             var appendsValue = false
             if let known = placed[name] {
                 (node, appendsValue) = known
@@ -121,44 +117,91 @@ extension FormNode {
                     step, isLast in
                     switch step {
                     case .key(let key):
-                        node = node.child(key)
+                        node = draft.child(key, of: node)
                     case .index(let index):
-                        if let item = node.indexed[index] {
-                            node = item
-                        } else {
-                            try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
-                            let item = FormNode()
-                            node.indexed[index] = item
-                            node = item
-                        }
+                        node = try draft.item(index, of: node, name: name, partIndex: partIndex)
                     case .append where isLast:
                         // A last `[]` adds the value to the list itself, as a repeated name does: no node for one
                         // value.
                         appendsValue = true
                     case .append:
-                        try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
-                        let item = FormNode()
-                        node.appended.append(item)
-                        node = item
+                        node = try draft.appendedItem(of: node, name: name, partIndex: partIndex)
                         makesItem = true
                     }
                 }
                 if !makesItem { placed[name] = (node, appendsValue) }
             }
-            if !node.leaves.isEmpty || appendsValue {
-                try node.checkRoom(for: name, limits: limits, partIndex: partIndex)
-            }
-            node.leaves.append(leaf)
+            try draft.add(leaf, to: node, checkingRoom: appendsValue, name: name, partIndex: partIndex)
         }
-        return root
+        return draft.node(0)
+    }
+}
+
+/// A ``FormNode`` tree as it is built: nodes in one array, children by their index in it, so that building makes
+/// no object until the end and mutates nothing shared (no exclusivity check on each step).
+private struct FormTreeDraft {
+    struct Node {
+        var leaves: [FormLeaf] = []
+        var children: [String: Int] = [:]
+        var childOrder: [String] = []
+        var appended: [Int] = []
+        var indexed: [Int: Int] = [:]
+
+        var itemCount: Int { leaves.count + appended.count + indexed.count }
     }
 
-    private func checkRoom(for name: String, limits: MultipartFormDecoder.Limits, partIndex: Int) throws {
-        guard itemCount < limits.maxListLength else {
+    let limits: MultipartFormDecoder.Limits
+    /// The root first.
+    var nodes = [Node()]
+
+    init(limits: MultipartFormDecoder.Limits) { self.limits = limits }
+
+    mutating func child(_ key: String, of parent: Int) -> Int {
+        if let node = nodes[parent].children[key] { return node }
+        nodes.append(Node())
+        nodes[parent].children[key] = nodes.count - 1
+        nodes[parent].childOrder.append(key)
+        return nodes.count - 1
+    }
+
+    mutating func item(_ index: Int, of parent: Int, name: String, partIndex: Int) throws -> Int {
+        if let node = nodes[parent].indexed[index] { return node }
+        try checkRoom(in: parent, for: name, partIndex: partIndex)
+        nodes.append(Node())
+        nodes[parent].indexed[index] = nodes.count - 1
+        return nodes.count - 1
+    }
+
+    mutating func appendedItem(of parent: Int, name: String, partIndex: Int) throws -> Int {
+        try checkRoom(in: parent, for: name, partIndex: partIndex)
+        nodes.append(Node())
+        nodes[parent].appended.append(nodes.count - 1)
+        return nodes.count - 1
+    }
+
+    /// Adds a value; a list's room is checked for a second value, or for any value `name[]` adds.
+    mutating func add(_ leaf: FormLeaf, to node: Int, checkingRoom: Bool, name: String, partIndex: Int) throws {
+        if checkingRoom || !nodes[node].leaves.isEmpty { try checkRoom(in: node, for: name, partIndex: partIndex) }
+        nodes[node].leaves.append(leaf)
+    }
+
+    private func checkRoom(in node: Int, for name: String, partIndex: Int) throws {
+        guard nodes[node].itemCount < limits.maxListLength else {
             throw FormNameStep.limitError(
                 "the field \(name.debugDescription) makes a list of more than \(limits.maxListLength) items "
                     + "(maxListLength)", partIndex: partIndex)
         }
+    }
+
+    /// The finished node at `index`, its descendants made first.
+    func node(_ index: Int) -> FormNode {
+        let draft = nodes[index]
+        var children: [String: FormNode] = [:]
+        children.reserveCapacity(draft.children.count)
+        for (key, child) in draft.children { children[key] = node(child) }
+        return FormNode(
+            leaves: draft.leaves, children: children, childOrder: draft.childOrder, appended: draft.appended.map(node),
+            indexed: draft.indexed.mapValues(node))
     }
 }
 

@@ -33,14 +33,10 @@ extension MultipartFormDecoder {
         do {
             var iterator = parts.makeAsyncIterator()
             while let part = try await iterator.next(isolation: actor) {
-                let room = try collector.begin(part.head)
-                var bytes: [UInt8] = []
+                try collector.begin(part.head)
                 var body = part.body.makeAsyncIterator()
-                while let chunk = try await body.next(isolation: actor) {
-                    guard bytes.count + chunk.count <= room else { throw collector.pastBudget() }
-                    bytes += chunk
-                }
-                try collector.finish(bytes)
+                while let chunk = try await body.next(isolation: actor) { try collector.append(chunk) }
+                try collector.finish()
             }
         } catch let error as MultipartError {
             throw DecodingError.dataCorrupted(
@@ -55,10 +51,15 @@ extension MultipartFormDecoder {
 @usableFromInline
 struct FormFieldCollector {
     let maxBytes: Int
+    /// What the budget has left.
     private var left: Int
     private var fields: [SpooledForm.Field] = []
-    private var head: MultipartParser.PartHead?
+    /// The field begun: its name, part index and `Content-Type`.
     private var name = ""
+    private var partIndex = -1
+    private var contentType: String?
+    /// The field begun's bytes so far; one buffer for every field, its capacity kept.
+    private var value: [UInt8] = []
 
     @usableFromInline
     init(maxBytes: Int) {
@@ -66,12 +67,12 @@ struct FormFieldCollector {
         left = maxBytes
     }
 
-    /// Takes the next part's head; returns how many bytes its value may have.
+    /// Takes the next part's head.
     ///
     /// - Throws: `DecodingError.typeMismatch` for a file (or a multipart/mixed part of files), and
     ///   ``MultipartError/Code/limitExceeded`` when the name alone passes the budget.
     @usableFromInline
-    mutating func begin(_ head: MultipartParser.PartHead) throws -> Int {
+    mutating func begin(_ head: MultipartParser.PartHead) throws {
         if head.isFile || head.mixedBoundary != nil {
             let what =
                 head.isFile
@@ -83,34 +84,46 @@ struct FormFieldCollector {
                     debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to decode files"
                 ))
         }
-        self.head = head
         name = head.name
+        partIndex = head.index
+        contentType = head.contentType
+        value.removeAll(keepingCapacity: true)
         left -= name.utf8.count + MultipartFormDecoder.fieldOverhead
         guard left >= 0 else { throw pastBudget() }
-        return left
+    }
+
+    /// Adds a chunk of the field begun.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` when the fields pass the budget.
+    @usableFromInline
+    mutating func append(_ chunk: ArraySlice<UInt8>) throws {
+        guard chunk.count <= left else { throw pastBudget() }
+        left -= chunk.count
+        value += chunk
     }
 
     /// The error for a field that passes the budget.
-    @usableFromInline
-    func pastBudget() -> MultipartError {
+    private func pastBudget() -> MultipartError {
         MultipartError(
             code: .limitExceeded,
             message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the field "
-                + name.debugDescription, partIndex: head?.index)
+                + name.debugDescription, partIndex: partIndex)
     }
 
     /// Keeps the field begun, its value decoded per its charset.
     ///
     /// - Throws: ``MultipartError/Code/unsupportedCharset``.
     @usableFromInline
-    mutating func finish(_ bytes: [UInt8]) throws {
-        guard let head else { return }
-        left -= bytes.count
-        let contentType = head.contentType
-        let charset = contentType.flatMap { try? ContentType(parsing: $0) }?.charset
-        let value = try FieldCharset.decode(bytes, charset: charset, partIndex: head.index, name: name)
+    mutating func finish() throws {
+        guard partIndex >= 0 else { return }
+        let text =
+            if let contentType, let charset = (try? ContentType(parsing: contentType))?.charset {
+                try FieldCharset.decode(value, charset: charset, partIndex: partIndex, name: name)
+            } else {
+                String(decoding: value, as: UTF8.self)
+            }
         fields.append(
-            SpooledForm.Field(name: name, value: value, bytes: bytes, contentType: contentType, partIndex: head.index))
+            SpooledForm.Field(name: name, value: text, bytes: value, contentType: contentType, partIndex: partIndex))
     }
 
     @usableFromInline

@@ -24,6 +24,19 @@ extension String {
     }
 }
 
+extension String {
+    /// Whether the string's UTF-8 is `bytes`, byte for byte.
+    func utf8Equals(_ bytes: [UInt8]) -> Bool {
+        guard utf8.count == bytes.count else { return false }
+        var text = self
+        return text.withUTF8 { utf8 in
+            bytes.withUnsafeBufferPointer { bytes in
+                bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+        }
+    }
+}
+
 extension Data {
     /// Calls `body` with the data's bytes.
     func withSpan<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result {

@@ -24,12 +24,26 @@ public struct SpooledForm: Sendable {
         /// The value, decoded with the part's own `charset` parameter, else the form's `_charset_`, else UTF-8;
         /// bytes that are not valid UTF-8 become U+FFFD.
         public let value: String
-        /// The value's bytes as sent.
-        public let bytes: [UInt8]
         /// The part's `Content-Type` value as sent, or nil when it sent none.
         public let contentType: String?
         /// The part's index in the body, from 0.
         public let partIndex: Int
+        /// The bytes as sent when they are not `value`'s UTF-8 (another charset, bytes that are not UTF-8); nil
+        /// when they are, so that a field holds its text once.
+        private let bytesAsSent: [UInt8]?
+
+        /// The value's bytes as sent: `value`'s UTF-8, unless the part came in another charset or with bytes that
+        /// are not valid UTF-8.
+        public var bytes: [UInt8] { bytesAsSent ?? Array(value.utf8) }
+
+        /// A field whose `value` was decoded from `bytes`.
+        init(name: String, value: String, bytes: [UInt8], contentType: String?, partIndex: Int) {
+            self.name = name
+            self.value = value
+            self.contentType = contentType
+            self.partIndex = partIndex
+            bytesAsSent = value.utf8Equals(bytes) ? nil : bytes
+        }
     }
 
     /// The first value of the field `name`, or nil when the form has none.
