@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
         .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
         .library(name: "StreamingMultipartAsyncHTTPClient", targets: ["StreamingMultipartAsyncHTTPClient"]),
+        .library(name: "StreamingMultipartS3", targets: ["StreamingMultipartS3"]),
         .executable(name: "multipart", targets: ["MultipartCLI"]),
     ],
     dependencies: [
@@ -68,6 +69,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            swiftSettings: upcoming
+        ),
+        .target(
+            // Spooling into S3-compatible object storage: its request signing (Signature Version 4) on swift-crypto.
+            name: "StreamingMultipartS3",
+            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: upcoming
         ),
         .executableTarget(
@@ -132,6 +139,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartS3Tests",  // the signer against AWS's Signature Version 4 suite and botocore
+            dependencies: ["StreamingMultipartS3", "MultipartTestSupport"],
             swiftSettings: upcoming
         ),
         .testTarget(

@@ -152,16 +152,8 @@ struct ParseCommand: ParsableCommand {
             ])
         }
 
-        /// Lower-case hex digits of `bytes`, from a table (`String(format:)` per byte was the slowest step of a part).
-        static func hex(_ bytes: some Sequence<UInt8>) -> String {
-            let digits = Array("0123456789abcdef".utf8)
-            var text: [UInt8] = []
-            for byte in bytes {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0x0F)])
-            }
-            return String(decoding: text, as: UTF8.self)
-        }
+        /// Lower-case hex digits of `bytes`.
+        static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.lowercase(bytes) }
 
         /// `text` with `\` and every control character (C0, DEL, C1) written as an escape: `\t`, `\n`, `\r`,
         /// `\\`, or `\u{1b}`.

@@ -47,16 +47,7 @@ public struct SpooledFile: Sendable {
         public let bytes: [UInt8]
 
         /// The hash in lowercase hex, as `sha256sum` prints it.
-        public var hex: String {
-            let digits = Array("0123456789abcdef".utf8)
-            var text = [UInt8]()
-            text.reserveCapacity(bytes.count * 2)
-            for byte in bytes {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0xF)])
-            }
-            return String(decoding: text, as: UTF8.self)
-        }
+        public var hex: String { Hex.lowercase(bytes) }
     }
 
     /// Whether the bytes are in memory (a file no larger than ``MultipartSpooler/Limits/memoryThreshold``).
