@@ -1,6 +1,6 @@
 import Crypto
-import StreamingMultipart
 public import Foundation
+import StreamingMultipart
 
 /// Signs requests with AWS Signature Version 4, in the header form (`Authorization: AWS4-HMAC-SHA256 …`), on
 /// swift-crypto's HMAC and SHA-256.
