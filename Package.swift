@@ -72,9 +72,14 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
-            // Spooling into S3-compatible object storage: its request signing (Signature Version 4) on swift-crypto.
+            // Spooling into S3-compatible object storage over AsyncHTTPClient, signed (Signature Version 4) with
+            // swift-crypto.
             name: "StreamingMultipartS3",
-            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: upcoming
         ),
         .executableTarget(
@@ -142,8 +147,9 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .testTarget(
-            name: "StreamingMultipartS3Tests",  // the signer against AWS's Signature Version 4 suite and botocore
-            dependencies: ["StreamingMultipartS3", "MultipartTestSupport"],
+            // The signer against AWS's Signature Version 4 suite and botocore; the store against moto's S3.
+            name: "StreamingMultipartS3Tests",
+            dependencies: ["StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport"],
             swiftSettings: upcoming
         ),
         .testTarget(

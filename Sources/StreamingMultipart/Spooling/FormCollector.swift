@@ -85,6 +85,7 @@ struct FormCollector {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
         try chargeRecord(head)
+        if let store = spooler.store { return try await storeFile(part, head: head, in: store, isolation: actor) }
         var digest = spooler.digest?.init()
         var inMemory: [UInt8] = []
         var writer: SpoolWriter?
@@ -160,10 +161,118 @@ struct FormCollector {
         return SpooledForm(fields: decoded, files: files, charset: formCharset)
     }
 
-    /// Removes every file spooled so far and gives back what the form took from the shared disk budget.
-    func discard() {
+    /// Removes every file spooled so far (from the store too) and gives back what the form took from the shared
+    /// disk budget.
+    func discard() async {
         for file in files { file.remove() }
         spooler.diskBudget?.release(budgetHeld)
+        let stored = files.compactMap(\.storedObject)
+        guard let store = spooler.store, !stored.isEmpty else { return }
+        await Self.uncancelled {
+            for object in stored { try? await store.remove(object) }
+        }
+    }
+
+    /// Streams a file part into the spooler's store (or to memory, under the memory threshold), hashing it on the
+    /// way; aborts the file in the store when anything fails.
+    private mutating func storeFile<Base>(
+        _ part: MultipartParts<Base>.Part, head: MultipartParser.PartHead, in store: any MultipartFileStore,
+        isolation actor: isolated (any Actor)?
+    ) async throws {
+        var digest = spooler.digest?.init()
+        var inMemory: [UInt8] = []
+        var writer: (any MultipartStoreWriter)?
+        var count: Int64 = 0
+        let file = MultipartStoreFile(
+            name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
+            partIndex: head.index)
+        do {
+            var body = part.body.makeAsyncIterator()
+            while let chunk = try await body.next(isolation: actor) {
+                count += Int64(chunk.count)
+                digest?.update(chunk)
+                if writer == nil {
+                    if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
+                        inMemory += chunk
+                        continue
+                    }
+                    try checkStored(adding: inMemory.count + chunk.count, head)
+                    writer = try await begin(file, in: store, head)
+                    if !inMemory.isEmpty { try await append(inMemory[...], to: writer!, head) }
+                    inMemory = []
+                } else {
+                    try checkStored(adding: chunk.count, head)
+                }
+                try await append(chunk, to: writer!, head)
+            }
+            if writer == nil && limits.memoryThreshold == 0 { writer = try await begin(file, in: store, head) }
+        } catch {
+            if let writer { await Self.uncancelled { await writer.abort() } }
+            throw error
+        }
+        let hash = digest.map { digest in
+            var digest = digest
+            return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
+        }
+        let storage: SpooledFile.Storage
+        if let writer {
+            do {
+                storage = .stored(try await writer.finish(byteCount: count, digest: hash))
+            } catch {
+                await Self.uncancelled { await writer.abort() }
+                throw storeFailure(error, "finishing", head)
+            }
+        } else {
+            memoryBytes += count
+            storage = .memory(inMemory)
+        }
+        files.append(
+            SpooledFile(
+                name: head.name, filename: file.filename, safeFilename: ContentDisposition.safeBaseName(file.filename),
+                contentType: head.contentType, byteCount: count, digest: hash, partIndex: head.index,
+                storage: storage))
+    }
+
+    private func begin(
+        _ file: MultipartStoreFile, in store: any MultipartFileStore, _ head: MultipartParser.PartHead
+    ) async throws -> any MultipartStoreWriter {
+        do {
+            return try await store.begin(file)
+        } catch {
+            throw storeFailure(error, "beginning", head)
+        }
+    }
+
+    private func append(
+        _ bytes: ArraySlice<UInt8>, to writer: any MultipartStoreWriter, _ head: MultipartParser.PartHead
+    ) async throws {
+        do {
+            try await writer.append(bytes)
+        } catch {
+            throw storeFailure(error, "storing", head)
+        }
+    }
+
+    /// Counts bytes stored against ``MultipartSpooler/Limits/maxDiskBytes``.
+    private mutating func checkStored(adding count: Int, _ head: MultipartParser.PartHead) throws {
+        guard diskBytes + Int64(count) <= limits.maxDiskBytes else {
+            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files stored", head)
+        }
+        diskBytes += Int64(count)
+    }
+
+    /// A store's failure as the spooler reports it: ``MultipartError/Code/writeFailed`` with the store's error as
+    /// its cause; cancellation as it is.
+    private func storeFailure(_ error: any Error, _ doing: String, _ head: MultipartParser.PartHead) -> any Error {
+        if error is CancellationError || error is MultipartError { return error }
+        return MultipartError(
+            code: .writeFailed, message: "\(doing) \(describe(head)) in the spooler's store failed: \(error)",
+            partIndex: head.index, cause: error)
+    }
+
+    /// Runs `work` in a task of its own and waits for it: cleanup that a cancelled request must still finish.
+    private static func uncancelled(_ work: @escaping @Sendable () async -> Void) async {
+        await Task.detached(operation: work).value
     }
 
     private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {

@@ -37,6 +37,8 @@ public struct MultipartSpooler: Sendable {
     public var digest: (any SpoolDigest.Type)?
     /// The disk all forms of this spooler (and of its copies) may hold at once, or nil for no such bound.
     public var diskBudget: DiskBudget?
+    /// Where file parts go instead of ``directory``, when set: object storage, say (`StreamingMultipartS3`).
+    public var store: (any MultipartFileStore)?
 
     /// A spooler that writes files into `directory`.
     public init(
@@ -56,6 +58,21 @@ public struct MultipartSpooler: Sendable {
         digest: (any SpoolDigest.Type)? = nil, diskBudget: DiskBudget? = nil
     ) {
         self.init(directory: directory.path, limits: limits, mode: mode, digest: digest, diskBudget: diskBudget)
+    }
+
+    /// A spooler that puts each file part into `store` (those under ``Limits/memoryThreshold`` stay in memory):
+    /// ``Limits/maxDiskBytes`` then bounds the bytes stored for one form.
+    ///
+    /// On any failure of the form, the file in progress is aborted and every file the form had stored is removed
+    /// from the store before the error reaches the caller. Files of a form that was read whole belong to the
+    /// caller: ``SpooledForm/removeFiles()`` does not remove them from the store (``SpooledFile/storedObject``
+    /// says where each is).
+    public init(
+        store: any MultipartFileStore, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
+        digest: (any SpoolDigest.Type)? = nil
+    ) {
+        self.init(directory: "", limits: limits, mode: mode, digest: digest)
+        self.store = store
     }
 
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
@@ -125,7 +142,7 @@ public struct MultipartSpooler: Sendable {
             }
             return try collector.finish()
         } catch {
-            collector.discard()
+            await collector.discard()
             throw error
         }
     }

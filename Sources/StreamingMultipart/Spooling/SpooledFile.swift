@@ -37,6 +37,8 @@ public struct SpooledFile: Sendable {
     enum Storage: Sendable {
         case memory([UInt8])
         case disk(SpoolFileOwner)
+        /// In the spooler's ``MultipartFileStore``.
+        case stored(MultipartStoredObject)
     }
 
     /// A hash of a file's bytes.
@@ -61,6 +63,11 @@ public struct SpooledFile: Sendable {
         if case .disk(let owner) = storage { owner.path } else { nil }
     }
 
+    /// Where the spooler's ``MultipartFileStore`` holds the file, or nil when it is on disk or in memory.
+    public var storedObject: MultipartStoredObject? {
+        if case .stored(let object) = storage { object } else { nil }
+    }
+
     /// The file's bytes, read whole: for small files and tests. Stream a large one with `FileChunks(path:)`.
     ///
     /// - Throws: ``MultipartError/Code/fileNotFound`` once the file was moved or removed;
@@ -79,6 +86,7 @@ public struct SpooledFile: Sendable {
             } catch {
                 throw MultipartError(code: .fileUnreadable, message: "cannot read \(path)", cause: error)
             }
+        case .stored(let object): throw Self.inStore(object, partIndex: partIndex)
         }
     }
 
@@ -92,6 +100,8 @@ public struct SpooledFile: Sendable {
         switch storage {
         case .disk(let owner):
             try owner.move(to: destination, partIndex: partIndex)
+        case .stored(let object):
+            throw Self.inStore(object, partIndex: partIndex)
         case .memory(let bytes):
             do {
                 let temporary = try TemporaryFile(besides: destination)
@@ -108,9 +118,17 @@ public struct SpooledFile: Sendable {
     /// Moves the file out of the spool to `destination`; see ``move(to:)-(String)``.
     public func move(to destination: URL) throws { try move(to: destination.path) }
 
-    /// Removes the file from disk now (a file in memory has nothing to remove).
+    /// Removes the file from disk now (a file in memory has nothing to remove, nor has one in a store, which
+    /// belongs to the caller).
     public func remove() {
         if case .disk(let owner) = storage { owner.remove() }
+    }
+
+    private static func inStore(_ object: MultipartStoredObject, partIndex: Int) -> MultipartError {
+        MultipartError(
+            code: .fileUnreadable,
+            message: "spooled file \(partIndex) is in the spooler's store at \(object.location): read it from there",
+            partIndex: partIndex)
     }
 }
 

@@ -1,0 +1,76 @@
+/// Where a ``MultipartSpooler`` puts file parts other than its local folder: object storage, a database, another
+/// service. The spooler begins a file when a part outgrows ``MultipartSpooler/Limits/memoryThreshold`` (at once by
+/// default), appends its bytes as they arrive, and finishes it at the part's end; on any failure of the form it
+/// aborts the file in progress and removes every file the form had finished, before the error reaches the caller.
+///
+/// ```swift
+/// struct BlobStore: MultipartFileStore {
+///     func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
+///         try await BlobUpload(name: UUID().uuidString, contentType: file.contentType)
+///     }
+///     func remove(_ object: MultipartStoredObject) async throws { try await deleteBlob(object.key) }
+/// }
+/// let spooler = MultipartSpooler(store: BlobStore())
+/// ```
+///
+/// The spooler calls ``MultipartStoreWriter/abort()`` and ``remove(_:)`` outside the caller's task, so that a
+/// cancelled request still cleans up; they should not throw away a failure silently: an object left behind is
+/// the store's to log. The file's digest is computed by the spooler, as for the local folder.
+public protocol MultipartFileStore: Sendable {
+    /// Begins a file for a part: `file` is what the client said of it. Never use the client's filename as the
+    /// object's name.
+    func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter
+
+    /// Removes a finished file of a form that failed.
+    func remove(_ object: MultipartStoredObject) async throws
+}
+
+/// One file on its way into a ``MultipartFileStore``.
+public protocol MultipartStoreWriter: Sendable {
+    /// Takes the file's next bytes, returning once the store can take more: the spooler reads no further until
+    /// then, so that a slow store slows the client rather than filling memory.
+    func append(_ bytes: ArraySlice<UInt8>) async throws
+
+    /// Ends the file: every byte was appended (`byteCount` in all; `digest` when the spooler has a
+    /// ``SpoolDigest``). Returns the finished object.
+    func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject
+
+    /// Gives the file up and removes what it wrote. Called once, instead of ``finish(byteCount:digest:)`` or when
+    /// it failed.
+    func abort() async
+}
+
+/// What the client said of a file part, for a ``MultipartFileStore`` to begin it with.
+public struct MultipartStoreFile: Sendable, Hashable {
+    /// The part's field name.
+    public var name: String
+    /// The filename as sent (``ContentDisposition/preferredFilename``): any text, never a safe name.
+    public var filename: String
+    /// The part's `Content-Type` value as sent, or nil.
+    public var contentType: String?
+    /// The part's index in the body.
+    public var partIndex: Int
+
+    public init(name: String, filename: String, contentType: String?, partIndex: Int) {
+        self.name = name
+        self.filename = filename
+        self.contentType = contentType
+        self.partIndex = partIndex
+    }
+}
+
+/// A file a ``MultipartFileStore`` holds.
+public struct MultipartStoredObject: Sendable, Hashable {
+    /// The store's name for the file (an object key).
+    public var key: String
+    /// Where it is, for people and logs: `s3://bucket/key`, say.
+    public var location: String
+    /// What else the store says of it (an ETag, a version id).
+    public var attributes: [String: String]
+
+    public init(key: String, location: String, attributes: [String: String] = [:]) {
+        self.key = key
+        self.location = location
+        self.attributes = attributes
+    }
+}

@@ -1,0 +1,109 @@
+public import Foundation
+public import StreamingMultipart
+
+/// Where an ``S3Store`` puts files and how: the endpoint, bucket, key prefix, credentials, and the multipart
+/// upload's part size and concurrency.
+///
+/// ```swift
+/// var configuration = try S3Configuration(
+///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
+///     region: "us-east-1", credentials: .environment())
+/// configuration.partSize = 16 << 20
+/// configuration.concurrency = 4
+/// ```
+public struct S3Configuration: Sendable {
+    /// How the bucket is named in a request's URL.
+    public enum Addressing: Sendable, Hashable {
+        /// `http://host/bucket/key`: what local S3 engines (radosgw, MinIO, moto) expect.
+        case path
+        /// `http://bucket.host/key`: AWS's default.
+        case virtualHosted
+    }
+
+    /// The S3 endpoint: scheme, host and port (`http://127.0.0.1:7480`, `https://s3.eu-west-3.amazonaws.com`).
+    public var endpoint: URL
+    public var bucket: String
+    /// Put before every key the default ``key`` makes.
+    public var prefix: String
+    /// The region requests are signed for (`us-east-1` for most local engines).
+    public var region: String
+    public var credentials: S3Credentials
+    public var addressing: Addressing
+    /// The size of each part of a multipart upload, at least 5 MiB (S3's minimum for all but the last); a file
+    /// smaller than one part goes as one `PutObject`. Default 8 MiB.
+    public var partSize: Int
+    /// Parts uploaded at once for one file. Memory for one file is at most `partSize × (concurrency + 1)` until the
+    /// file passes ``partsBeforeGrowth`` parts (see ``partSize(forPart:)``). Default 4.
+    public var concurrency: Int
+    /// How many times a failed part (or a failed `PutObject`) is sent again, with backoff from
+    /// ``retryBackoff``, doubling. Default 3.
+    public var retries: Int
+    public var retryBackoff: Duration
+    /// The object key for a file: by default ``prefix`` and 32 hex digits from the system's CSPRNG, never the
+    /// client's filename (which goes into `x-amz-meta-filename`, percent-encoded).
+    public var key: @Sendable (MultipartStoreFile) -> String
+
+    /// S3's most parts for one upload.
+    public static let maxParts = 10_000
+    /// Parts at ``partSize`` before the part size starts doubling every 1,000 parts, so that a file of unknown
+    /// length never runs into ``maxParts``.
+    public static let partsBeforeGrowth = 5_000
+
+    /// - Throws: ``S3Error/Code/invalidConfiguration`` for an endpoint without a scheme and host, or an empty bucket.
+    public init(
+        endpoint: URL, bucket: String, prefix: String = "", region: String = "us-east-1",
+        credentials: S3Credentials, addressing: Addressing = .path
+    ) throws {
+        guard let scheme = endpoint.scheme, scheme == "http" || scheme == "https", endpoint.host != nil else {
+            throw S3Error(
+                code: .invalidConfiguration, message: "the endpoint \(endpoint) has no http(s) scheme or host")
+        }
+        guard !bucket.isEmpty, !bucket.contains("/") else {
+            throw S3Error(
+                code: .invalidConfiguration, message: "the bucket name \(bucket.debugDescription) is empty or holds a /"
+            )
+        }
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.prefix = prefix
+        self.region = region
+        self.credentials = credentials
+        self.addressing = addressing
+        partSize = 8 << 20
+        concurrency = 4
+        retries = 3
+        retryBackoff = .milliseconds(200)
+        key = { _ in prefix + Self.randomName() }
+    }
+
+    /// The part size of part `number` (from 1): ``partSize`` up to ``partsBeforeGrowth``, then doubled every 1,000
+    /// parts.
+    public func partSize(forPart number: Int) -> Int {
+        guard number > Self.partsBeforeGrowth else { return partSize }
+        return partSize << min(20, (number - Self.partsBeforeGrowth - 1) / 1_000 + 1)
+    }
+
+    /// Checks ``partSize`` (at least 5 MiB), ``concurrency`` (at least 1) and ``retries`` (at least 0).
+    ///
+    /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
+    public func validate() throws {
+        guard partSize >= 5 << 20 else {
+            throw S3Error(code: .invalidConfiguration, message: "partSize must be at least 5 MiB, got \(partSize)")
+        }
+        guard concurrency >= 1 else {
+            throw S3Error(code: .invalidConfiguration, message: "concurrency must be at least 1, got \(concurrency)")
+        }
+        guard retries >= 0 else {
+            throw S3Error(code: .invalidConfiguration, message: "retries must be at least 0, got \(retries)")
+        }
+    }
+
+    /// 32 hex digits from the system's CSPRNG.
+    static func randomName() -> String {
+        var random = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(random.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}

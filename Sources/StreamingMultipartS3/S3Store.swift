@@ -1,0 +1,76 @@
+public import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+public import StreamingMultipart
+
+/// A ``MultipartFileStore`` that streams each file part into an S3 bucket (AWS, or an S3-compatible engine: Ceph's
+/// radosgw, MinIO, Garage, SeaweedFS, R2) as a multipart upload: parts of ``S3Configuration/partSize`` go up while
+/// the client is still sending, ``S3Configuration/concurrency`` at a time; a file smaller than one part goes as one
+/// `PutObject`.
+///
+/// ```swift
+/// let store = try S3Store(configuration: S3Configuration(
+///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
+///     credentials: .environment()))
+/// let spooler = MultipartSpooler(store: store, digest: SHA256Digest.self)
+/// let form = try await spooler.spool(request.body, contentType: contentType)
+/// for file in form.files { print(file.storedObject?.key ?? "", file.digest?.hex ?? "") }
+/// ```
+///
+/// Nothing is left behind by a form that fails: the spooler aborts the upload in progress (`AbortMultipartUpload`,
+/// after its parts in flight end) and deletes the objects the form had finished, before the error reaches the
+/// caller. A deployment should still give the bucket a lifecycle rule that aborts incomplete multipart uploads
+/// after a day: a process that is killed cleans up nothing.
+///
+/// Each part carries `x-amz-checksum-sha256` and is signed with its SHA-256 as the payload hash; a failed part is
+/// sent again (``S3Configuration/retries``) from the bytes held until S3 acknowledged it. The client's filename
+/// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, percent-encoded (any name is then safe in
+/// a header); its content type into `Content-Type`.
+public struct S3Store: MultipartFileStore {
+    public let configuration: S3Configuration
+    let client: S3Client
+
+    /// - Throws: ``S3Error/Code/invalidConfiguration`` from ``S3Configuration/validate()``.
+    public init(configuration: S3Configuration, httpClient: HTTPClient = .shared) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        client = S3Client(configuration: configuration, http: httpClient)
+    }
+
+    public func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
+        S3Upload(client: client, key: configuration.key(file), file: file)
+    }
+
+    /// Deletes `object` (a file of a form that failed).
+    public func remove(_ object: MultipartStoredObject) async throws {
+        try await S3Retry.run(configuration) { _ = try await client.send(.DELETE, key: object.key) }
+    }
+}
+
+/// Sends a request again after a failure that another try may mend: the connection, a 5xx, S3's `SlowDown`.
+enum S3Retry {
+    static func run<Result>(
+        _ configuration: S3Configuration, isolation: isolated (any Actor)? = #isolation,
+        _ work: () async throws -> Result
+    ) async throws -> Result {
+        var delay = configuration.retryBackoff
+        var attempt = 0
+        while true {
+            do {
+                return try await work()
+            } catch let error as S3Error where attempt < configuration.retries && isTransient(error) {
+                attempt += 1
+                try await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+    }
+
+    static func isTransient(_ error: S3Error) -> Bool {
+        switch error.code {
+        case .transport: true
+        case .service: (error.status ?? 0) >= 500 || error.status == 429 || error.serviceCode == "SlowDown"
+        default: false
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Crypto
+import Foundation
+import NIOHTTP1
+import StreamingMultipart
+
+/// One file on its way into S3: bytes gathered into parts, parts uploaded while more arrive (at most
+/// ``S3Configuration/concurrency`` at once, each held until S3 acknowledges it), then completed; or, for a file
+/// smaller than one part, one `PutObject` at the end.
+///
+/// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
+/// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`.
+actor S3Upload: MultipartStoreWriter {
+    /// A part S3 acknowledged.
+    struct Part: Sendable {
+        var number: Int
+        var etag: String
+        var checksum: String
+    }
+
+    let client: S3Client
+    let key: String
+    let file: MultipartStoreFile
+    private var configuration: S3Configuration { client.configuration }
+    private var gathered: [UInt8] = []
+    private var uploadID: String?
+    private var nextPart = 1
+    private var inFlight: [Task<Part, any Error>] = []
+    private var parts: [Part] = []
+    /// Whether the object exists in the bucket (completed, or put): an abort must then delete it.
+    private var finished = false
+
+    init(client: S3Client, key: String, file: MultipartStoreFile) {
+        self.client = client
+        self.key = key
+        self.file = file
+    }
+
+    func append(_ bytes: ArraySlice<UInt8>) async throws {
+        gathered += bytes
+        while gathered.count >= configuration.partSize(forPart: nextPart) {
+            let size = configuration.partSize(forPart: nextPart)
+            let part = Array(gathered.prefix(size))
+            gathered.removeFirst(size)
+            try await upload(part)
+        }
+    }
+
+    func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
+        guard let uploadID else {
+            let body = gathered
+            gathered = []
+            let answer = try await S3Retry.run(configuration) {
+                try await client.send(
+                    .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(body))],
+                    body: body)
+            }
+            finished = true
+            return object(etag: answer.headers.first(name: "ETag"))
+        }
+        if !gathered.isEmpty {
+            let last = gathered
+            gathered = []
+            try await upload(last)
+        }
+        while !inFlight.isEmpty { parts.append(try await inFlight.removeFirst().value) }
+        parts.sort { $0.number < $1.number }
+        let list = parts.map {
+            "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escaped($0.etag))</ETag>"
+                + "<ChecksumSHA256>\($0.checksum)</ChecksumSHA256></Part>"
+        }
+        let body = Array(
+            ("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">" + list.joined()
+                + "</CompleteMultipartUpload>").utf8)
+        let answer = try await S3Retry.run(configuration) {
+            try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
+        }
+        finished = true
+        // S3 may answer 200 and still fail the completion: the error is then in the body.
+        if answer.text.contains("<Error>") {
+            throw S3Client.error(
+                .init(status: 500, headers: answer.headers, body: answer.body), method: .POST, url: key)
+        }
+        var etag = XMLText.value(of: "ETag", in: answer.text)
+        if etag?.isEmpty ?? true {
+            // radosgw 16 answers an empty ETag here; HEAD has the right one.
+            etag = try? await client.send(.HEAD, key: key).headers.first(name: "ETag")
+        }
+        return object(etag: etag)
+    }
+
+    func abort() async {
+        for task in inFlight { task.cancel() }
+        for task in inFlight { _ = try? await task.value }
+        inFlight = []
+        gathered = []
+        if let uploadID, !finished {
+            _ = try? await S3Retry.run(configuration) {
+                try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
+            }
+        }
+        if finished {
+            _ = try? await S3Retry.run(configuration) { try await client.send(.DELETE, key: key) }
+        }
+    }
+
+    /// Starts uploading `bytes` as the next part, creating the multipart upload first if need be; waits first
+    /// while ``S3Configuration/concurrency`` parts are in flight.
+    private func upload(_ bytes: [UInt8]) async throws {
+        if uploadID == nil {
+            let answer = try await S3Retry.run(configuration) {
+                try await client.send(
+                    .POST, key: key, query: [("uploads", "")],
+                    headers: objectHeaders + [("x-amz-checksum-algorithm", "SHA256")])
+            }
+            guard let id = XMLText.value(of: "UploadId", in: answer.text), !id.isEmpty else {
+                throw S3Error(
+                    code: .service, message: "CreateMultipartUpload for \(key) answered no UploadId",
+                    status: answer.status, requestID: answer.headers.first(name: "x-amz-request-id"))
+            }
+            uploadID = id
+        }
+        while inFlight.count >= configuration.concurrency { parts.append(try await inFlight.removeFirst().value) }
+        let number = nextPart
+        nextPart += 1
+        inFlight.append(Self.uploadTask(bytes, number: number, uploadID: uploadID!, key: key, client: client))
+    }
+
+    /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
+    /// part's hash is computed there too).
+    private static func uploadTask(
+        _ bytes: [UInt8], number: Int, uploadID: String, key: String, client: S3Client
+    ) -> Task<Part, any Error> {
+        Task.detached {
+            let hash = SHA256.hash(data: bytes)
+            let checksum = Data(hash).base64EncodedString()
+            let answer = try await S3Retry.run(client.configuration) {
+                try await client.send(
+                    .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                    headers: [("x-amz-checksum-sha256", checksum)], body: bytes, payloadHash: SigV4Signer.hex(hash))
+            }
+            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: checksum)
+        }
+    }
+
+    /// The headers that describe the object: its content type, and the client's filename and field name.
+    private var objectHeaders: [(name: String, value: String)] {
+        [
+            ("Content-Type", file.contentType ?? "application/octet-stream"),
+            ("x-amz-meta-filename", SigV4Signer.encode(file.filename, keepingSlash: false)),
+            ("x-amz-meta-field", SigV4Signer.encode(file.name, keepingSlash: false)),
+        ]
+    }
+
+    private func object(etag: String?) -> MultipartStoredObject {
+        var attributes: [String: String] = ["bucket": configuration.bucket]
+        if let etag, !etag.isEmpty { attributes["etag"] = etag }
+        return MultipartStoredObject(
+            key: key, location: "s3://\(configuration.bucket)/\(key)", attributes: attributes)
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> String { Data(SHA256.hash(data: bytes)).base64EncodedString() }
+}
