@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // An upload server on StreamingMultipart and Hummingbird: POST /upload spools a form to disk and answers JSON.
-//   swift run UploadServer [--port 8080] [--spool-dir DIR]
+//   swift run UploadServer [--port 8080] [--spool-dir DIR] [--store s3://BUCKET/PREFIX --s3-endpoint URL]
 import Foundation
 import PackageDescription
 
@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]

@@ -32,13 +32,23 @@ struct ServerOptions {
     /// At start, spooled files last written more than this many seconds ago are removed: what a crashed run left.
     /// 0 when the folder is this server's alone; with a folder shared by servers, the longest an upload may take.
     var staleAfter = 0.0
+    /// `s3://BUCKET/PREFIX`: files go into this bucket (credentials from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+    /// `AWS_SESSION_TOKEN`) instead of the spool folder.
+    var store: (bucket: String, prefix: String)?
+    /// The S3 endpoint, `http://127.0.0.1:7480` say; required with `--store`.
+    var s3Endpoint: URL?
+    /// The region requests are signed for: `AWS_REGION`, else `us-east-1`.
+    var s3Region = ProcessInfo.processInfo.environment["AWS_REGION"] ?? "us-east-1"
+    var s3PartSize = 8 << 20
+    var s3Concurrency = 4
 
     static let usage = """
         usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N] [--no-sha256]
                             [--header-timeout S] [--idle-timeout S] [--write-timeout S]
                             [--body-rate BYTES] [--body-window S] [--body-deadline S]
                             [--max-uploads N] [--max-connections N] [--disk-budget BYTES] [--echo-bytes N]
-                            [--stale-after S]
+                            [--stale-after S] [--store s3://BUCKET/PREFIX --s3-endpoint URL [--s3-region R]
+                            [--s3-part-size BYTES] [--s3-concurrency N]]
           --header-timeout S   a request head must arrive within S seconds (default 10)
           --idle-timeout S     a connection idle for S seconds is closed (default 30)
           --write-timeout S    writes stuck for S seconds close the connection (default 10)
@@ -51,6 +61,12 @@ struct ServerOptions {
           --echo-bytes N       bytes of a value, name or filename echoed in an answer (default 256)
           --stale-after S      at start, remove spooled files a crashed run left, last written over S seconds ago
                                (default 0: the spool folder is this server's alone)
+          --store s3://BUCKET/PREFIX  files go into the bucket under PREFIX (credentials from AWS_ACCESS_KEY_ID,
+                               AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); each file's answer names its key
+          --s3-endpoint URL    the S3 endpoint (required with --store), e.g. http://127.0.0.1:7480
+          --s3-region R        the region requests are signed for (default: AWS_REGION, else us-east-1)
+          --s3-part-size BYTES the multipart upload's part size, at least 5 MiB (default 8 MiB)
+          --s3-concurrency N   parts of one file uploaded at once (default 4)
         """
 
     /// Reads the arguments; a wrong one is a one-line message.
@@ -97,10 +113,30 @@ struct ServerOptions {
                     throw UsageError("--stale-after takes a number of seconds, 0 or more")
                 }
                 staleAfter = seconds
+            case "--store":
+                let text = try value(argument)
+                // Read by hand: URL's path would drop the prefix's last "/".
+                guard text.hasPrefix("s3://") else { throw UsageError("--store takes s3://BUCKET/PREFIX") }
+                let rest = text.dropFirst("s3://".count)
+                let bucket = rest.prefix { $0 != "/" }
+                guard !bucket.isEmpty else { throw UsageError("--store takes s3://BUCKET/PREFIX") }
+                store = (String(bucket), String(rest.dropFirst(bucket.count + 1)))
+            case "--s3-endpoint":
+                guard let url = URL(string: try value(argument)), ["http", "https"].contains(url.scheme),
+                    url.host != nil
+                else { throw UsageError("--s3-endpoint takes an http(s) URL") }
+                s3Endpoint = url
+            case "--s3-region": s3Region = try value(argument)
+            case "--s3-part-size":
+                let size = try count(argument)
+                guard size >= 5 << 20 else { throw UsageError("--s3-part-size takes at least 5 MiB (5242880)") }
+                s3PartSize = Int(size)
+            case "--s3-concurrency": s3Concurrency = Int(try count(argument))
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }
         }
+        if store != nil, s3Endpoint == nil { throw UsageError("--store needs --s3-endpoint") }
     }
 
     struct UsageError: Error {

@@ -21,6 +21,8 @@ struct UploadResult: Encodable {
         var contentType: String?
         var size: Int64
         var sha256: String?
+        /// The object's key, when the server stores files in a bucket (`--store`).
+        var key: String?
     }
 
     var fields: [Field]
@@ -37,7 +39,7 @@ struct UploadResult: Encodable {
             File(
                 field: Self.prefix($0.name, bytes: echoBytes), filename: Self.prefix($0.filename, bytes: echoBytes),
                 contentType: $0.contentType.map { Self.prefix($0, bytes: echoBytes) }, size: $0.byteCount,
-                sha256: $0.digest?.hex)
+                sha256: $0.digest?.hex, key: $0.storedObject?.key)
         }
     }
 

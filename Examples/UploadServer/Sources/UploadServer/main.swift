@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartS3
 
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
 
@@ -49,15 +50,34 @@ let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.
 let slots = Slots(limit: options.maxUploads ?? Slots.uploadsFittingDescriptors())
 let connections = Slots(
     limit: options.maxConnections ?? ConnectionLimit.fittingDescriptors(uploads: slots.limit))
-let service = UploadService(
-    spooler: MultipartSpooler(
+let spooler: MultipartSpooler
+if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
+    // Files into the bucket: several servers behind one balancer share it.
+    do {
+        var configuration = try S3Configuration(
+            endpoint: endpoint, bucket: bucket, prefix: prefix, region: options.s3Region,
+            credentials: .environment())
+        configuration.partSize = options.s3PartSize
+        configuration.concurrency = options.s3Concurrency
+        spooler = MultipartSpooler(
+            store: try S3Store(configuration: configuration), limits: limits,
+            digest: options.hashes ? SHA256Digest.self : nil)
+    } catch {
+        FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
+        exit(1)
+    }
+} else {
+    spooler = MultipartSpooler(
         directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil,
-        diskBudget: budget),
-    slots: slots, echoBytes: options.echoBytes, logger: logger)
+        diskBudget: budget)
+}
+let service = UploadService(spooler: spooler, slots: slots, echoBytes: options.echoBytes, logger: logger)
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
-let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
-logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
+if options.store == nil {
+    let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
+    logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
+}
 
 let router = Router()
 router.get("/") { _, _ in
@@ -79,8 +99,9 @@ let app = Application(
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
         // Unbuffered: a test or a script waits for this line to learn the port.
+        let target = options.store.map { "s3://\($0.bucket)/\($0.prefix)" } ?? spoolDirectory
         FileHandle.standardOutput.write(
-            Data("UploadServer listening on http://127.0.0.1:\(port)/, spooling to \(spoolDirectory)\n".utf8))
+            Data("UploadServer listening on http://127.0.0.1:\(port)/, spooling to \(target)\n".utf8))
     },
     logger: logger
 )

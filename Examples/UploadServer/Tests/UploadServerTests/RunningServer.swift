@@ -26,7 +26,11 @@ final class RunningServer: @unchecked Sendable {
     /// Starts the server with `arguments`; `launcher` runs it through another program first (`prlimit` with its
     /// options, which execs the server in its own process).
     /// `prepare` is given the spool folder before the server starts (to leave in it what a crashed run would).
-    init(arguments: [String] = [], launcher: [String] = [], prepare: (URL) throws -> Void = { _ in }) throws {
+    /// `environment` is added to this process's for the server (S3 credentials, say).
+    init(
+        arguments: [String] = [], launcher: [String] = [], environment: [String: String] = [:],
+        prepare: (URL) throws -> Void = { _ in }
+    ) throws {
         spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
         try prepare(spool)
@@ -34,6 +38,9 @@ final class RunningServer: @unchecked Sendable {
         let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         // The log goes to a file, not to this process's standard error: a server left running by a test process
         // that crashed would otherwise hold `swift test`'s output open, and `swift test` (and CI) would wait on it.
         log = spool.appendingPathExtension("log")
