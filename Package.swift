@@ -164,7 +164,8 @@ let package = Package(
             name: "DocumentationTests",  // the README's and the DocC catalogs' examples, compiled and run
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartNIO",
-                "StreamingMultipartCrypto", "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                "StreamingMultipartCrypto", "StreamingMultipartAsyncHTTPClient", "StreamingMultipartS3",
+                "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -5,26 +5,74 @@ import StreamingMultipartCrypto
 import StreamingMultipartS3
 import Testing
 
-/// A local S3 endpoint (Tests/Peers/s3_moto.py) with one fresh bucket, read back through awscli: another client
-/// than ours.
-final class MotoBucket {
-    static let python = Peers.python3(with: ["moto.server", "boto3"])
-    static let aws = executableOnPath("aws")
-    static var available: Bool { python != nil && aws != nil }
-
-    let server: PeerUploadServer
-    let bucket: String
-    var endpoint: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
-
-    init() throws {
-        bucket = "b-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        server = try PeerUploadServer(python: Self.python!, script: "s3_moto.py", arguments: [bucket])
+/// An S3 endpoint for the tests, started once per test process and shared (each test makes buckets of its own):
+/// moto (Tests/Peers/s3_moto.py), which checks nothing it is sent, and Ceph's radosgw (Tests/Peers/radosgw.py), a
+/// real engine that checks signatures. awscli reads the buckets back: another client than ours.
+final class S3Peer: @unchecked Sendable {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case moto, radosgw
+        var testDescription: String { rawValue }
     }
 
-    func configuration(partSize: Int = 5 << 20, concurrency: Int = 2) throws -> S3Configuration {
+    static let aws = executableOnPath("aws")
+    static let motoAvailable = aws != nil && Peers.python3(with: ["moto.server", "boto3"]) != nil
+    static let radosgwAvailable =
+        aws != nil
+        && ["ceph-mon", "ceph-osd", "radosgw", "radosgw-admin", "ceph-authtool", "monmaptool"].allSatisfy {
+            executableOnPath($0) != nil
+        }
+
+    /// moto, started at first use; nil where it cannot start.
+    static let moto: S3Peer? = try? S3Peer(kind: .moto)
+    /// radosgw on a one-node cluster, started at first use; nil where it cannot start.
+    static let radosgw: S3Peer? = try? S3Peer(kind: .radosgw)
+
+    static func shared(_ kind: Kind) throws -> S3Peer {
+        try #require(kind == .moto ? moto : radosgw, "\(kind) did not start")
+    }
+
+    let kind: Kind
+    let process = Process()
+    let input = Pipe()
+    let endpoint: URL
+    let credentials: S3Credentials
+
+    private init(kind: Kind) throws {
+        self.kind = kind
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: try #require(executableOnPath("python3")))
+        process.arguments = [Repository.peerScript(kind == .moto ? "s3_moto.py" : "radosgw.py")]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+            line += byte
+        }
+        switch kind {
+        case .moto:
+            let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
+            endpoint = URL(string: "http://127.0.0.1:\(port)")!
+            credentials = S3Credentials(accessKeyID: "moto", secretAccessKey: "moto")
+        case .radosgw:
+            let started = try #require(try JSONSerialization.jsonObject(with: line) as? [String: String])
+            endpoint = try #require(URL(string: started["endpoint"] ?? ""))
+            credentials = S3Credentials(
+                accessKeyID: try #require(started["access"]), secretAccessKey: try #require(started["secret"]))
+        }
+    }
+
+    /// A new bucket of the test's own.
+    func makeBucket() throws -> String {
+        let bucket = "b-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        _ = try s3api(["create-bucket"], bucket: bucket)
+        return bucket
+    }
+
+    func configuration(bucket: String, partSize: Int = 5 << 20, concurrency: Int = 2) throws -> S3Configuration {
         var configuration = try S3Configuration(
-            endpoint: endpoint, bucket: bucket, prefix: "forms/",
-            credentials: S3Credentials(accessKeyID: "moto", secretAccessKey: "moto"))
+            endpoint: endpoint, bucket: bucket, prefix: "forms/", credentials: credentials)
         configuration.partSize = partSize
         configuration.concurrency = concurrency
         configuration.retryBackoff = .milliseconds(10)
@@ -32,13 +80,13 @@ final class MotoBucket {
     }
 
     /// `aws s3api ARGUMENTS --bucket BUCKET` against this endpoint, its JSON answer parsed (nil for none).
-    func s3api(_ arguments: [String]) throws -> [String: Any]? {
+    func s3api(_ arguments: [String], bucket: String) throws -> [String: Any]? {
         let result = try runProgram(
             "/usr/bin/env",
             [
-                "AWS_ACCESS_KEY_ID=moto", "AWS_SECRET_ACCESS_KEY=moto", "AWS_DEFAULT_REGION=us-east-1",
-                "AWS_EC2_METADATA_DISABLED=true", Self.aws!, "--endpoint-url", endpoint.absoluteString, "--output",
-                "json", "s3api",
+                "AWS_ACCESS_KEY_ID=\(credentials.accessKeyID)", "AWS_SECRET_ACCESS_KEY=\(credentials.secretAccessKey)",
+                "AWS_DEFAULT_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", Self.aws!, "--endpoint-url",
+                endpoint.absoluteString, "--output", "json", "s3api",
             ] + arguments + ["--bucket", bucket])
         guard result.status == 0 else {
             throw S3Error(code: .transport, message: "aws s3api \(arguments) failed: \(result.stderr)")
@@ -47,16 +95,17 @@ final class MotoBucket {
         return text.isEmpty ? nil : try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
     }
 
-    /// The keys in the bucket, and the multipart uploads not completed nor aborted.
-    func contents() throws -> (keys: [String], uploads: Int) {
-        let objects = try s3api(["list-objects-v2"])?["Contents"] as? [[String: Any]] ?? []
-        let uploads = try s3api(["list-multipart-uploads"])?["Uploads"] as? [[String: Any]] ?? []
+    /// The keys in `bucket`, and its multipart uploads neither completed nor aborted.
+    func contents(of bucket: String) throws -> (keys: [String], uploads: Int) {
+        let objects = try s3api(["list-objects-v2"], bucket: bucket)?["Contents"] as? [[String: Any]] ?? []
+        let uploads = try s3api(["list-multipart-uploads"], bucket: bucket)?["Uploads"] as? [[String: Any]] ?? []
         return (objects.compactMap { $0["Key"] as? String }.sorted(), uploads.count)
     }
 }
 
-/// The S3 store against moto: files stream into the bucket (multipart past one part, one PutObject under it) and
-/// read back whole through awscli; every failure leaves neither objects nor multipart uploads.
+/// The S3 store against moto and against radosgw: files stream into the bucket (multipart past one part, one
+/// PutObject under it) and read back whole through awscli; every failure leaves neither objects nor multipart
+/// uploads; S3's refusals arrive typed.
 @Suite struct S3StoreTests {
     static let large: [UInt8] = {
         var random = SeededGenerator(seed: 180)
@@ -71,17 +120,30 @@ final class MotoBucket {
         return body
     }
 
-    @Test(.enabled(if: MotoBucket.available, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
-    func filesStreamIntoTheBucketAndReadBackWhole() async throws {
-        let moto = try MotoBucket()
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func filesStreamIntoMotoAndReadBackWhole() async throws { try await roundTrip(try S3Peer.shared(.moto)) }
+
+    @Test(.enabled(if: S3Peer.radosgwAvailable, "needs Ceph (ceph-mon, ceph-osd, radosgw: apt) and awscli"))
+    func filesStreamIntoRadosgwAndReadBackWhole() async throws { try await roundTrip(try S3Peer.shared(.radosgw)) }
+
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func everyFailureLeavesMotosBucketEmpty() async throws { try await failures(try S3Peer.shared(.moto)) }
+
+    @Test(.enabled(if: S3Peer.radosgwAvailable, "needs Ceph (ceph-mon, ceph-osd, radosgw: apt) and awscli"))
+    func everyFailureLeavesRadosgwsBucketEmpty() async throws { try await failures(try S3Peer.shared(.radosgw)) }
+
+    func roundTrip(_ peer: S3Peer) async throws {
+        let bucket = try peer.makeBucket()
         let body = try form()
         let spooler = MultipartSpooler(
-            store: try S3Store(configuration: moto.configuration()), limits: .untimed, digest: SHA256Digest.self)
+            store: try S3Store(configuration: peer.configuration(bucket: bucket)), limits: .untimed,
+            digest: SHA256Digest.self)
         let form = try await spooler.spool(chunkStream(try body.bytes(), size: 64 << 10), contentType: body.contentType)
         #expect(form.value(of: "caption") == "Sunset")
         let keys = form.files.compactMap { $0.storedObject?.key }
         #expect(keys.count == 2 && keys.allSatisfy { $0.hasPrefix("forms/") && $0.count == 6 + 32 })
-        #expect(try moto.contents().keys == keys.sorted() && (try moto.contents().uploads) == 0)
+        let contents = try peer.contents(of: bucket)
+        #expect(contents.keys == keys.sorted() && contents.uploads == 0)
         // The video went up as a multipart upload of three parts (S3's ETag says how many), the thumbnail as one PUT.
         #expect(form.files[0].storedObject?.attributes["etag"]?.hasSuffix("-3\"") == true)
         #expect(form.files[1].storedObject?.attributes["etag"]?.contains("-") == false)
@@ -90,26 +152,26 @@ final class MotoBucket {
         defer { folder.remove() }
         for (file, expected) in zip(form.files, [Self.large, Array(Self.large.prefix(1000))]) {
             let key = file.storedObject!.key
-            let head = try #require(try moto.s3api(["head-object", "--key", key]))
+            let head = try #require(try peer.s3api(["head-object", "--key", key], bucket: bucket))
             #expect(head["ContentLength"] as? Int == expected.count)
             let metadata = head["Metadata"] as? [String: String] ?? [:]
             #expect(metadata["filename"]?.removingPercentEncoding == file.filename)
             #expect(metadata["field"] == file.name)
             let copy = folder.url.appendingPathComponent("copy").path
-            _ = try moto.s3api(["get-object", "--key", key, copy])
+            _ = try peer.s3api(["get-object", "--key", key, copy], bucket: bucket)
             let read = try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy)))
             #expect(read == expected, "\(file.name) read back")
             #expect(file.digest?.hex == sha256Hex(read))
         }
-        #expect(try moto.s3api(["head-object", "--key", keys[0]])?["ContentType"] as? String == "video/mp4")
+        #expect(
+            try peer.s3api(["head-object", "--key", keys[0]], bucket: bucket)?["ContentType"] as? String == "video/mp4")
     }
 
-    @Test(.enabled(if: MotoBucket.available, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
-    func everyFailureLeavesTheBucketEmpty() async throws {
-        let moto = try MotoBucket()
+    func failures(_ peer: S3Peer) async throws {
+        let bucket = try peer.makeBucket()
         let body = try form()
         let bytes = try body.bytes()
-        let store = try S3Store(configuration: moto.configuration())
+        let store = try S3Store(configuration: peer.configuration(bucket: bucket))
 
         // The client goes away inside the video, after parts went up: the upload is aborted.
         let spooler = MultipartSpooler(store: store, limits: .untimed)
@@ -117,14 +179,16 @@ final class MotoBucket {
             _ = try await spooler.spool(
                 DroppedBody(bytes: Array(bytes.prefix(11 << 20))), contentType: body.contentType)
         }
-        #expect(try moto.contents().keys.isEmpty && (try moto.contents().uploads) == 0)
+        var contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0, "after a dropped client")
 
         // Cut after the video, inside the thumbnail: the finished video is deleted.
         await #expect(throws: MultipartError.self) {
             _ = try await spooler.spool(
                 chunkStream(Array(bytes.prefix(bytes.count - 500)), size: 1 << 20), contentType: body.contentType)
         }
-        #expect(try moto.contents().keys.isEmpty && (try moto.contents().uploads) == 0)
+        contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0, "after a cut body")
 
         // A limit breached mid-file.
         var limits = MultipartSpooler.Limits.untimed
@@ -133,14 +197,28 @@ final class MotoBucket {
             _ = try await MultipartSpooler(store: store, limits: limits).spool(
                 chunkStream(bytes, size: 1 << 20), contentType: body.contentType)
         }
-        #expect(try moto.contents().keys.isEmpty && (try moto.contents().uploads) == 0)
+        contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0, "after a limit")
+
+        // The task cancelled while parts are in flight.
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        continuation.yield(Array(bytes.prefix(11 << 20)))  // and then nothing: the body stalls
+        let spool = Task { try await spooler.spool(stream, contentType: body.contentType) }
+        for _ in 0..<500 {
+            if (try peer.contents(of: bucket).uploads) > 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        spool.cancel()
+        continuation.finish()
+        await #expect(throws: (any Error).self) { _ = try await spool.value }
+        contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0, "after a cancelled task")
     }
 
-    @Test(.enabled(if: MotoBucket.available, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
-    func s3sErrorsArriveTyped() async throws {
-        let moto = try MotoBucket()
-        var configuration = try moto.configuration()
-        configuration.bucket = "no-such-bucket"
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aMissingBucketArrivesTyped() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let configuration = try peer.configuration(bucket: "no-such-bucket")
         let body = try form()
         do {
             _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
@@ -150,6 +228,24 @@ final class MotoBucket {
             #expect(error.code == .writeFailed && error.partIndex == 1)
             let cause = try #require(error.cause as? S3Error)
             #expect(cause.code == .service && cause.serviceCode == "NoSuchBucket" && cause.status == 404)
+        }
+    }
+
+    /// moto takes any secret; radosgw checks the signature, and its refusal arrives as a typed error.
+    @Test(.enabled(if: S3Peer.radosgwAvailable, "needs Ceph (ceph-mon, ceph-osd, radosgw: apt) and awscli"))
+    func aWrongSecretIsRefusedByRadosgw() async throws {
+        let peer = try S3Peer.shared(.radosgw)
+        var configuration = try peer.configuration(bucket: try peer.makeBucket())
+        configuration.credentials.secretAccessKey += "x"
+        let body = try form()
+        do {
+            _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
+                chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+            Issue.record("radosgw took a request signed with the wrong secret")
+        } catch let error as MultipartError {
+            let cause = try #require(error.cause as? S3Error, "\(error)")
+            #expect(cause.code == .service && cause.serviceCode == "SignatureDoesNotMatch" && cause.status == 403)
+            #expect(cause.requestID?.isEmpty == false, "radosgw's request id")
         }
     }
 }

@@ -1,50 +1,73 @@
 import Foundation
 import Testing
 
-/// moto's S3 on a free port of 127.0.0.1 with one bucket (the repository's Tests/Peers/s3_moto.py); it ends when
-/// this object goes away.
-final class MotoServer {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+/// An S3 endpoint with one fresh bucket, from the repository's Tests/Peers: moto (`s3_moto.py`) or Ceph's radosgw
+/// on a one-node cluster (`radosgw.py`); it ends when this object goes away.
+final class S3Endpoint {
+    enum Kind: String { case moto, radosgw }
+
+    static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tests/Peers/s3_moto.py").path
-    static var available: Bool {
+        .appendingPathComponent("Tests/Peers")
+    static func python(importing modules: String) -> Bool {
         guard let python = onPath("python3"), onPath("aws") != nil,
-            let result = try? runWaiting(python, ["-c", "import moto.server, boto3, requests"])
+            let result = try? runWaiting(python, ["-c", "import \(modules)"])
         else { return false }
         return result.status == 0
     }
-    static let credentials = [
-        "AWS_ACCESS_KEY_ID": "moto", "AWS_SECRET_ACCESS_KEY": "moto", "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
-    ]
+    static var motoAvailable: Bool { python(importing: "moto.server, boto3, requests") }
+    static var radosgwAvailable: Bool {
+        python(importing: "boto3, requests")
+            && ["ceph-mon", "ceph-osd", "radosgw", "radosgw-admin"].allSatisfy { onPath($0) != nil }
+    }
 
     let process = Process()
     let input = Pipe()
     let bucket = "uploads-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
     let endpoint: String
+    /// The credentials, as the servers and awscli take them.
+    let environment: [String: String]
 
-    init() throws {
+    init(_ kind: Kind) throws {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
-        process.arguments = [Self.script, bucket]
+        process.arguments = [Self.peers.appendingPathComponent(kind == .moto ? "s3_moto.py" : "radosgw.py").path]
         process.standardInput = input
         process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
         try process.run()
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
             line += byte
         }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
-        endpoint = "http://127.0.0.1:\(port)"
+        let access: String
+        let secret: String
+        switch kind {
+        case .moto:
+            let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
+            (endpoint, access, secret) = ("http://127.0.0.1:\(port)", "moto", "moto")
+        case .radosgw:
+            let started = try #require(try JSONSerialization.jsonObject(with: line) as? [String: String])
+            endpoint = try #require(started["endpoint"])
+            access = try #require(started["access"])
+            secret = try #require(started["secret"])
+        }
+        environment = [
+            "AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+        ]
+        let made = try runWaiting("/usr/bin/env", awsCommand(["create-bucket"]))
+        try #require(made.status == 0, "create-bucket: \(made.errors)")
+    }
+
+    private func awsCommand(_ arguments: [String]) -> [String] {
+        environment.map { "\($0.key)=\($0.value)" } + [onPath("aws") ?? "aws", "--endpoint-url", endpoint]
+            + ["--output", "json", "s3api"] + arguments + ["--bucket", bucket]
     }
 
     /// `aws s3api COMMAND ARGUMENTS --bucket BUCKET`, its JSON answer (empty for none).
     func s3api(_ arguments: [String]) async throws -> [String: Any] {
-        let command =
-            Self.credentials.map { "\($0.key)=\($0.value)" }
-            + [try #require(onPath("aws")), "--endpoint-url", endpoint, "--output", "json", "s3api"] + arguments
-            + ["--bucket", bucket]
-        let result = try await run("/usr/bin/env", command)
+        let result = try await run("/usr/bin/env", awsCommand(arguments))
         try #require(result.status == 0, "aws s3api \(arguments): \(result.errors)")
         let text = result.text.trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty
@@ -64,17 +87,19 @@ final class MotoServer {
     static let scenario = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/s3_two_servers.py").path
 
-    @Test(
-        .enabled(if: MotoServer.available, "needs moto[server], boto3, requests and awscli (pip)"),
-        .timeLimit(.minutes(5)))
-    func twoServersOneBucketNothingLeftOfTheCutUploads() async throws {
-        let moto = try MotoServer()
+    @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
+    func twoServersOneMotoBucket() async throws { try await twoServersOneBucket(try S3Endpoint(.moto)) }
+
+    @Test(.enabled(if: S3Endpoint.radosgwAvailable, "needs Ceph's radosgw (apt), boto3, requests and awscli (pip)"))
+    func twoServersOneRadosgwBucket() async throws { try await twoServersOneBucket(try S3Endpoint(.radosgw)) }
+
+    func twoServersOneBucket(_ store: S3Endpoint) async throws {
         let arguments = [
-            "--store", "s3://\(moto.bucket)/forms/", "--s3-endpoint", moto.endpoint, "--s3-part-size", "5242880",
+            "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
             "--s3-concurrency", "2",
         ]
         let servers = try (0..<2).map { _ in
-            try RunningServer(arguments: arguments, environment: MotoServer.credentials)
+            try RunningServer(arguments: arguments, environment: store.environment)
         }
         defer { for server in servers { server.stop() } }
 
@@ -98,21 +123,21 @@ final class MotoServer {
         }
         #expect(sent.count == 15, "every key distinct")
 
-        let objects = try await moto.s3api(["list-objects-v2"])["Contents"] as? [[String: Any]] ?? []
+        let objects = try await store.s3api(["list-objects-v2"])["Contents"] as? [[String: Any]] ?? []
         #expect(Set(objects.compactMap { $0["Key"] as? String }) == Set(sent.keys), "the bucket holds the 15 alone")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("s3-read-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         for (key, sha) in sent {
             let copy = folder.appendingPathComponent("object").path
-            _ = try await moto.s3api(["get-object", "--key", key, copy])
+            _ = try await store.s3api(["get-object", "--key", key, copy])
             #expect(sha256(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy)))) == sha, "\(key) read back")
         }
         // A cut upload is aborted by the server that had it as soon as it sees the connection go; give the
         // servers a moment to get there.
         var uploadsLeft = -1
         for _ in 0..<100 {
-            uploadsLeft = (try await moto.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
+            uploadsLeft = (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
             if uploadsLeft == 0 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
