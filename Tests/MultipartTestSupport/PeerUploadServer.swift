@@ -6,6 +6,8 @@ import Testing
 package final class PeerUploadServer {
     package let process = Process()
     package let input = Pipe()
+    /// The script's standard output, after the port's line.
+    package let output = Pipe()
     package let port: Int
 
     package convenience init(python: String) throws {
@@ -14,7 +16,6 @@ package final class PeerUploadServer {
 
     /// A Python script of Tests/Peers that prints its port on its first line and ends when its input closes.
     package init(python: String, script: String, arguments: [String]) throws {
-        let output = Pipe()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Repository.peerScript(script)] + arguments
         process.standardInput = input

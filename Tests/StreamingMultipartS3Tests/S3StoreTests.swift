@@ -215,6 +215,32 @@ final class S3Peer: @unchecked Sendable {
         #expect(contents.keys.isEmpty && contents.uploads == 0, "after a cancelled task")
     }
 
+    /// Every part's first try fails with a 500 (Tests/Peers/flaky_s3.py before moto): each is sent again from the
+    /// bytes held, and the object reads back whole.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aFailedPartIsSentAgain() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        let flaky = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
+            arguments: [String(peer.endpoint.port!)])
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        let body = try form()
+        let form = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
+            .spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+        let key = try #require(form.files.first?.storedObject?.key)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let copy = folder.url.appendingPathComponent("video").path
+        _ = try peer.s3api(["get-object", "--key", key, copy], bucket: bucket)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy))) == Self.large)
+        try flaky.input.fileHandleForWriting.close()
+        let failed = String(decoding: flaky.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(failed.trimmingCharacters(in: .whitespacesAndNewlines) == "3", "three parts failed once each")
+        #expect(try peer.contents(of: bucket).uploads == 0)
+    }
+
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aMissingBucketArrivesTyped() async throws {
         let peer = try S3Peer.shared(.moto)

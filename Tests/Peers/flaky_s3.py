@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""A proxy before an S3 endpoint that fails the first try of every UploadPart with 500 InternalError, for the test
+of the S3 store's retries. Every other request, and every second try, goes through to the endpoint unchanged.
+
+Prints its port on one line, then serves until its standard input closes, then prints how many tries it failed.
+
+    flaky_s3.py ENDPOINT_PORT
+"""
+import http.client
+import http.server
+import sys
+import threading
+
+failed: set[str] = set()
+lock = threading.Lock()
+
+
+class Proxy(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def relay(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.command == "PUT" and "partNumber=" in self.path:
+            with lock:
+                first = self.path not in failed
+                failed.add(self.path)
+            if first:
+                error = b"<Error><Code>InternalError</Code><Message>flaky</Message><RequestId>f1</RequestId></Error>"
+                self.send_response(500)
+                self.send_header("Content-Length", str(len(error)))
+                self.end_headers()
+                self.wfile.write(error)
+                return
+        upstream = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)
+        headers = {name: value for name, value in self.headers.items()}
+        upstream.request(self.command, self.path, body=body, headers=headers)
+        answer = upstream.getresponse()
+        data = answer.read()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        upstream.close()
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = relay
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+print(server.server_address[1], flush=True)
+sys.stdin.read()
+server.shutdown()
+print(len(failed), flush=True)
