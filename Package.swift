@@ -149,7 +149,10 @@ let package = Package(
         .testTarget(
             // The signer against AWS's Signature Version 4 suite and botocore; the store against moto's S3.
             name: "StreamingMultipartS3Tests",
-            dependencies: ["StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport"],
+            dependencies: [
+                "StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: upcoming
         ),
         .testTarget(
