@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// Signed requests to one bucket over AsyncHTTPClient, and S3's answers read: its XML errors into ``S3Error``.
@@ -23,13 +24,14 @@ struct S3Client: Sendable {
     ///   2xx; ``S3Error/Code/transport`` when the connection fails; `CancellationError`.
     func send(
         _ method: HTTPMethod, key: String?, query: [(name: String, value: String)] = [],
-        headers: [(name: String, value: String)] = [], body: [UInt8] = [], payloadHash: String? = nil
+        headers: [(name: String, value: String)] = [], body: ByteBuffer = ByteBuffer(), payloadHash: String? = nil
     ) async throws -> Answer {
         let (url, path, host) = location(of: key)
         var request = SigV4Signer.Request(
             method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers)
         let signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
-        signer.sign(&request, payloadHash: payloadHash ?? SigV4Signer.hexSHA256(of: body), date: Date())
+        signer.sign(
+            &request, payloadHash: payloadHash ?? SigV4Signer.hexSHA256(of: body.readableBytesView), date: Date())
 
         let encodedQuery = query.map {
             SigV4Signer.encode($0.name, keepingSlash: false) + "=" + SigV4Signer.encode($0.value, keepingSlash: false)
@@ -40,9 +42,9 @@ struct S3Client: Sendable {
             http.headers.add(name: name, value: value)
         }
         http.headers.replaceOrAdd(name: "Host", value: host)
-        if !body.isEmpty || method == .PUT || method == .POST {
-            http.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
-            http.body = .bytes(ByteBuffer(bytes: body))
+        if body.readableBytes > 0 || method == .PUT || method == .POST {
+            http.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+            http.body = .bytes(body)  // no copy: the part's one buffer, kept for a retry
         }
         let response: HTTPClientResponse
         var bytes: ByteBuffer

@@ -3,7 +3,7 @@ import Foundation
 import NIOHTTP1
 public import StreamingMultipart
 
-/// A ``MultipartFileStore`` that streams each file part into an S3 bucket (AWS, or an S3-compatible engine: Ceph's
+/// A `MultipartFileStore` that streams each file part into an S3 bucket (AWS, or an S3-compatible engine: Ceph's
 /// radosgw, MinIO, Garage, SeaweedFS, R2) as a multipart upload: parts of ``S3Configuration/partSize`` go up while
 /// the client is still sending, ``S3Configuration/concurrency`` at a time; a file smaller than one part goes as one
 /// `PutObject`.

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import StreamingMultipart
 
@@ -8,7 +10,8 @@ import StreamingMultipart
 /// smaller than one part, one `PutObject` at the end.
 ///
 /// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
-/// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`.
+/// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`:
+/// each part is one buffer, filled from the chunks (their one copy) and handed to AsyncHTTPClient as it is.
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
     struct Part: Sendable {
@@ -21,7 +24,8 @@ actor S3Upload: MultipartStoreWriter {
     let key: String
     let file: MultipartStoreFile
     private var configuration: S3Configuration { client.configuration }
-    private var gathered: [UInt8] = []
+    /// The next part, filling.
+    private var gathered = ByteBuffer()
     private var uploadID: String?
     private var nextPart = 1
     private var inFlight: [Task<Part, any Error>] = []
@@ -36,19 +40,25 @@ actor S3Upload: MultipartStoreWriter {
     }
 
     func append(_ bytes: ArraySlice<UInt8>) async throws {
-        gathered += bytes
-        while gathered.count >= configuration.partSize(forPart: nextPart) {
+        var rest = bytes
+        while !rest.isEmpty {
             let size = configuration.partSize(forPart: nextPart)
-            let part = Array(gathered.prefix(size))
-            gathered.removeFirst(size)
-            try await upload(part)
+            if gathered.capacity < size { gathered.reserveCapacity(size) }
+            let taken = rest.prefix(size - gathered.readableBytes)
+            gathered.writeBytes(taken)
+            rest = rest.dropFirst(taken.count)
+            if gathered.readableBytes == size {
+                let part = gathered
+                gathered = ByteBuffer()
+                try await upload(part)
+            }
         }
     }
 
     func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
         guard let uploadID else {
             let body = gathered
-            gathered = []
+            gathered = ByteBuffer()
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
                     .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(body))],
@@ -57,9 +67,9 @@ actor S3Upload: MultipartStoreWriter {
             finished = true
             return object(etag: answer.headers.first(name: "ETag"))
         }
-        if !gathered.isEmpty {
+        if gathered.readableBytes > 0 {
             let last = gathered
-            gathered = []
+            gathered = ByteBuffer()
             try await upload(last)
         }
         while !inFlight.isEmpty { parts.append(try await inFlight.removeFirst().value) }
@@ -68,9 +78,9 @@ actor S3Upload: MultipartStoreWriter {
             "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escaped($0.etag))</ETag>"
                 + "<ChecksumSHA256>\($0.checksum)</ChecksumSHA256></Part>"
         }
-        let body = Array(
-            ("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">" + list.joined()
-                + "</CompleteMultipartUpload>").utf8)
+        let body = ByteBuffer(
+            string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">" + list.joined()
+                + "</CompleteMultipartUpload>")
         let answer = try await S3Retry.run(configuration) {
             try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
         }
@@ -92,7 +102,7 @@ actor S3Upload: MultipartStoreWriter {
         for task in inFlight { task.cancel() }
         for task in inFlight { _ = try? await task.value }
         inFlight = []
-        gathered = []
+        gathered = ByteBuffer()
         if let uploadID, !finished {
             _ = try? await S3Retry.run(configuration) {
                 try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
@@ -105,7 +115,7 @@ actor S3Upload: MultipartStoreWriter {
 
     /// Starts uploading `bytes` as the next part, creating the multipart upload first if need be; waits first
     /// while ``S3Configuration/concurrency`` parts are in flight.
-    private func upload(_ bytes: [UInt8]) async throws {
+    private func upload(_ bytes: ByteBuffer) async throws {
         if uploadID == nil {
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
@@ -128,10 +138,10 @@ actor S3Upload: MultipartStoreWriter {
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
     /// part's hash is computed there too).
     private static func uploadTask(
-        _ bytes: [UInt8], number: Int, uploadID: String, key: String, client: S3Client
+        _ bytes: ByteBuffer, number: Int, uploadID: String, key: String, client: S3Client
     ) -> Task<Part, any Error> {
         Task.detached {
-            let hash = SHA256.hash(data: bytes)
+            let hash = SHA256.hash(data: bytes.readableBytesView)
             let checksum = Data(hash).base64EncodedString()
             let answer = try await S3Retry.run(client.configuration) {
                 try await client.send(
@@ -158,5 +168,7 @@ actor S3Upload: MultipartStoreWriter {
             key: key, location: "s3://\(configuration.bucket)/\(key)", attributes: attributes)
     }
 
-    static func checksum(_ bytes: [UInt8]) -> String { Data(SHA256.hash(data: bytes)).base64EncodedString() }
+    static func checksum(_ bytes: ByteBuffer) -> String {
+        Data(SHA256.hash(data: bytes.readableBytesView)).base64EncodedString()
+    }
 }

@@ -61,7 +61,10 @@ public struct SigV4Signer: Sendable {
     /// Signs `request`: adds `x-amz-date`, `x-amz-security-token` when the credentials carry one, and, for `s3`,
     /// `x-amz-content-sha256`, each unless the request has it already, then `Authorization`.
     ///
-    /// - Parameter payloadHash: the body's SHA-256 in lowercase hex (``hexSHA256(of:)``), or ``unsignedPayload``.
+    /// - Parameters:
+    ///   - request: the request, to which the headers are added.
+    ///   - payloadHash: the body's SHA-256 in lowercase hex (``hexSHA256(of:)``), or ``unsignedPayload``.
+    ///   - date: the time of the signature, within 15 minutes of S3's clock.
     public func sign(_ request: inout Request, payloadHash: String, date: Date) {
         let timestamp = Self.timestamp(date)
         if request.header("x-amz-date") == nil { request.headers.append(("x-amz-date", timestamp)) }
