@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""A proxy before an S3 endpoint that fails the first try of every UploadPart with 500 InternalError, for the test
-of the S3 store's retries. Every other request, and every second try, goes through to the endpoint unchanged.
+"""A proxy before an S3 endpoint that fails the first try of every UploadPart with 500 InternalError (with
+`always`, every try), for the tests of the S3 store's retries. Every other request, and every second try, goes
+through to the endpoint unchanged.
 
-Prints its port on one line, then serves until its standard input closes, then prints how many tries it failed.
+Prints its port on one line, then serves until its standard input closes, then prints how many parts it failed.
 
-    flaky_s3.py ENDPOINT_PORT
+    flaky_s3.py ENDPOINT_PORT [always]
 """
 import http.client
 import http.server
@@ -12,6 +13,7 @@ import sys
 import threading
 
 failed: set[str] = set()
+ALWAYS = len(sys.argv) > 2 and sys.argv[2] == "always"
 lock = threading.Lock()
 
 
@@ -28,7 +30,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             with lock:
                 first = self.path not in failed
                 failed.add(self.path)
-            if first:
+            if first or ALWAYS:
                 error = b"<Error><Code>InternalError</Code><Message>flaky</Message><RequestId>f1</RequestId></Error>"
                 self.send_response(500)
                 self.send_header("Content-Length", str(len(error)))

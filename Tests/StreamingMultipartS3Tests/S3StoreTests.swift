@@ -241,6 +241,31 @@ final class S3Peer: @unchecked Sendable {
         #expect(try peer.contents(of: bucket).uploads == 0)
     }
 
+    /// Every try of every part fails: after its retries the form fails with S3's error, and nothing is left.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aPartThatKeepsFailingAbortsTheUpload() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        let flaky = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
+            arguments: [String(peer.endpoint.port!), "always"])
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        configuration.retries = 2
+        let body = try form()
+        do {
+            _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
+                chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+            Issue.record("a part that always fails was taken")
+        } catch let error as MultipartError {
+            let cause = try #require(error.cause as? S3Error, "\(error)")
+            #expect(error.code == .writeFailed && error.partIndex == 1)
+            #expect(cause.serviceCode == "InternalError" && cause.status == 500 && cause.requestID == "f1")
+        }
+        let contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0)
+    }
+
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aMissingBucketArrivesTyped() async throws {
         let peer = try S3Peer.shared(.moto)
