@@ -41,6 +41,31 @@ import Testing
         #expect(error?.message.contains("deadline (3.0 seconds)") == true, "\(error?.message ?? "")")
     }
 
+    @Test func waitsOnTheStoreDoNotCountAgainstTheRateButDoAgainstTheDeadline() throws {
+        // The spooler waits on its store (a part going up) and reads nothing meanwhile: not the client's fault.
+        var clock = BodyClock(
+            MultipartBodyTimeout(minimumBytesPerSecond: 100, window: .seconds(1), deadline: .seconds(30)))
+        clock.begin(at: Self.at(0))
+        try clock.received(60, at: Self.at(300))
+        clock.pause(at: Self.at(400))
+        #expect(throws: Never.self) { try clock.check(at: Self.at(20_000)) }  // 19.6 s waiting
+        #expect(clock.breaksAt(now: Self.at(20_000)) == Self.at(21_000))
+        clock.resume(at: Self.at(20_000))
+        // The window that was open goes on with 0.6 s left, and 40 bytes still owed.
+        try clock.received(40, at: Self.at(20_500))
+        #expect(clock.breaksAt(now: Self.at(20_500)) == Self.at(21_600))
+        let slow = #expect(throws: MultipartError.self) { try clock.check(at: Self.at(21_600)) }
+        #expect(slow?.message.contains("0 bytes in 1.0 seconds") == true, "\(slow?.message ?? "")")
+
+        var bounded = BodyClock(
+            MultipartBodyTimeout(minimumBytesPerSecond: 100, window: .seconds(1), deadline: .seconds(3)))
+        bounded.begin(at: Self.at(0))
+        bounded.pause(at: Self.at(100))
+        #expect(bounded.breaksAt(now: Self.at(2_500)) == Self.at(3_000) + .nanoseconds(1))
+        let late = #expect(throws: MultipartError.self) { try bounded.check(at: Self.at(3_001)) }
+        #expect(late?.message.contains("deadline") == true)
+    }
+
     @Test func theClockStartsAtTheFirstPullNotBefore() throws {
         // A server too busy to pull for a while is not the client's fault.
         var clock = BodyClock(MultipartBodyTimeout(minimumBytesPerSecond: 100, window: .seconds(1)))

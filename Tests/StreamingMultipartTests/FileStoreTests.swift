@@ -18,6 +18,8 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     var failAppendPast: Int?
     /// Fail `finish` of the file with this part index.
     var failFinishOfPart: Int?
+    /// How long each append takes, as a slow object store's would.
+    var appendDelay: Duration?
 
     func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
         let key = lock.withLock {
@@ -53,6 +55,7 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
         }
 
         func append(_ chunk: ArraySlice<UInt8>) async throws {
+            if let delay = store.appendDelay { try await Task.sleep(for: delay) }
             if let limit = store.failAppendPast, bytes.count + chunk.count > limit { throw Failure() }
             bytes += chunk
         }
@@ -175,6 +178,19 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
             #expect(error.code == .limitExceeded && error.message.contains("maxDiskBytes"))
         }
         #expect(limited.isEmpty && limited.aborted.count == 1)
+    }
+
+    /// A store slower than the body timeout's window: the waits are the store's, not the client's.
+    @Test(.timeLimit(.minutes(1)))
+    func aSlowStoreIsNotASlowClient() async throws {
+        let store = RecordingStore()
+        store.appendDelay = .milliseconds(400)
+        var limits = MultipartSpooler.Limits()
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 1 << 20, window: .milliseconds(200))
+        let body = try body()
+        let form = try await MultipartSpooler(store: store, limits: limits).spool(
+            chunkStream(try body.bytes(), size: 64 << 10), contentType: body.contentType)
+        #expect(form.files.count == 3 && store.objectCount == 3)
     }
 
     @Test func aCancelledSpoolStillEmptiesTheStore() async throws {

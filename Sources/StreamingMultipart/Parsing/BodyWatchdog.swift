@@ -18,6 +18,12 @@ final class BodyWatchdog: @unchecked Sendable {
     /// Starts the clock: the body's first pull is beginning.
     func begin() { lock.withLock { clock.begin() } }
 
+    /// The reader waits on something other than the client (the spooler's store): the rate stops counting.
+    func pause() { lock.withLock { clock.pause() } }
+
+    /// The reader reads the body again.
+    func resume() { lock.withLock { clock.resume() } }
+
     /// Counts a chunk of `count` bytes that just arrived.
     ///
     /// - Throws: ``MultipartError/Code/timedOut`` when the rule broke before it came.

@@ -7,6 +7,9 @@
 /// arrived in a window, counted in consecutive windows from the first pull, or when it has taken longer than
 /// `deadline`.
 ///
+/// While a ``MultipartSpooler`` waits on its ``MultipartFileStore`` (a part going up to object storage), it reads
+/// nothing, so the client cannot send: those waits do not count against the rate, only against the deadline.
+///
 /// ```swift
 /// var limits = MultipartSpooler.Limits.default
 /// limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 1024, window: .seconds(10), deadline: .seconds(600))
@@ -66,8 +69,23 @@ struct BodyClock: Sendable {
     /// The body's bytes when the current window began.
     private var bytesAtWindowStart: Int64 = 0
     private(set) var bytes: Int64 = 0
+    /// When the reader stopped reading to wait on something else (a store), while it waits.
+    private var pausedAt: ContinuousClock.Instant?
 
     init(_ rule: MultipartBodyTimeout) { self.rule = rule }
+
+    /// The reader waits on something other than the client: the rate's window stops until ``resume(at:)``.
+    mutating func pause(at now: ContinuousClock.Instant = .now) {
+        guard start != nil, pausedAt == nil else { return }
+        pausedAt = now
+    }
+
+    /// The reader reads again: the window goes on from where it stopped.
+    mutating func resume(at now: ContinuousClock.Instant = .now) {
+        guard let pausedAt else { return }
+        windowStart += now - pausedAt
+        self.pausedAt = nil
+    }
 
     /// Starts the clock at the first pull; later calls change nothing.
     mutating func begin(at now: ContinuousClock.Instant = .now) {
@@ -96,6 +114,7 @@ struct BodyClock: Sendable {
                 message: "the body took longer than its deadline (\(deadline)); \(bytes) bytes had arrived",
                 offset: bytes)
         }
+        guard pausedAt == nil else { return }
         while now - windowStart >= rule.window {
             let arrived = bytes - bytesAtWindowStart
             guard arrived >= rule.bytesPerWindow else {
@@ -115,6 +134,9 @@ struct BodyClock: Sendable {
     /// `now`: the watchdog looks again then.
     func breaksAt(now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant {
         guard let start else { return now + rule.window }
+        if pausedAt != nil {
+            return min(now + rule.window, rule.deadline.map { start + $0 + .nanoseconds(1) } ?? now + rule.window)
+        }
         let windowEnd = windowStart + rule.window
         let rateBreak = bytes - bytesAtWindowStart >= rule.bytesPerWindow ? windowEnd + rule.window : windowEnd
         guard let deadline = rule.deadline else { return rateBreak }

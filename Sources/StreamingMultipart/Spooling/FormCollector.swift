@@ -12,7 +12,13 @@ struct FormCollector {
     /// (the one being written); given back if the form fails.
     private var budgetHeld: Int64 = 0
 
-    init(spooler: MultipartSpooler) { self.spooler = spooler }
+    /// The body's watchdog, when the spooler has a body timeout: paused while the store is waited on.
+    private let watchdog: BodyWatchdog?
+
+    init(spooler: MultipartSpooler, watchdog: BodyWatchdog? = nil) {
+        self.spooler = spooler
+        self.watchdog = watchdog
+    }
 
     /// What each part costs against ``MultipartSpooler/Limits/maxMemoryBytes`` beside its name and the bytes kept
     /// in memory: its record and its text, rounded up. A flood of empty fields is bounded as a large field is.
@@ -217,6 +223,8 @@ struct FormCollector {
         let storage: SpooledFile.Storage
         if let writer {
             do {
+                watchdog?.pause()
+                defer { watchdog?.resume() }
                 storage = .stored(try await writer.finish(byteCount: count, digest: hash))
             } catch {
                 await Self.uncancelled { await writer.abort() }
@@ -236,6 +244,8 @@ struct FormCollector {
     private func begin(
         _ file: MultipartStoreFile, in store: any MultipartFileStore, _ head: MultipartParser.PartHead
     ) async throws -> any MultipartStoreWriter {
+        watchdog?.pause()  // the store's wait is not the client's
+        defer { watchdog?.resume() }
         do {
             return try await store.begin(file)
         } catch {
@@ -246,6 +256,8 @@ struct FormCollector {
     private func append(
         _ bytes: ArraySlice<UInt8>, to writer: any MultipartStoreWriter, _ head: MultipartParser.PartHead
     ) async throws {
+        watchdog?.pause()
+        defer { watchdog?.resume() }
         do {
             try await writer.append(bytes)
         } catch {

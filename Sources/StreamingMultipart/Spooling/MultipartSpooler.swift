@@ -128,7 +128,7 @@ public struct MultipartSpooler: Sendable {
     fileprivate func collect<Base>(_ parts: MultipartParts<Base>, isolation: isolated (any Actor)?) async throws
         -> SpooledForm
     {
-        var collector = FormCollector(spooler: self)
+        var collector = FormCollector(spooler: self, watchdog: parts.watchdog)
         do {
             var iterator = parts.makeAsyncIterator()
             while let part = try await iterator.next(isolation: isolation) {
