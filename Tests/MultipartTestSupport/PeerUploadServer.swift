@@ -6,26 +6,35 @@ import Testing
 package final class PeerUploadServer {
     package let process = Process()
     package let input = Pipe()
-    /// The script's standard output, after the port's line.
+    /// The script's standard output, after its first line.
     package let output = Pipe()
-    package let port: Int
+    /// What the script printed on its first line: its port, or what else it reports once it serves.
+    package let firstLine: String
+    /// The first line as a port (0 when it is not one).
+    package var port: Int { Int(firstLine) ?? 0 }
 
     package convenience init(python: String) throws {
         try self.init(python: python, script: "upload_server.py", arguments: [])
     }
 
-    /// A Python script of Tests/Peers that prints its port on its first line and ends when its input closes.
-    package init(python: String, script: String, arguments: [String]) throws {
+    /// A Python script of Tests/Peers that prints its port on its first line (or, with `portFirst` false, another
+    /// line that says it serves) and ends when its input closes. With `quiet`, its standard error is dropped: a
+    /// script left running could otherwise hold the test run's output open.
+    package init(
+        python: String, script: String, arguments: [String], portFirst: Bool = true, quiet: Bool = false
+    ) throws {
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Repository.peerScript(script)] + arguments
         process.standardInput = input
         process.standardOutput = output
+        if quiet { process.standardError = FileHandle.nullDevice }
         try process.run()
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
             line += byte
         }
-        self.port = try #require(Int(String(decoding: line, as: UTF8.self)), "the upload server printed no port")
+        firstLine = String(decoding: line, as: UTF8.self)
+        if portFirst { _ = try #require(Int(firstLine), "\(script) printed no port: \(firstLine)") }
     }
 
     package var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }

@@ -32,31 +32,23 @@ final class S3Peer: @unchecked Sendable {
     }
 
     let kind: Kind
-    let process = Process()
-    let input = Pipe()
+    /// The script that serves the endpoint, until the test process ends.
+    let script: PeerUploadServer
     let endpoint: URL
     let credentials: S3Credentials
 
     private init(kind: Kind) throws {
         self.kind = kind
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: try #require(executableOnPath("python3")))
-        process.arguments = [Repository.peerScript(kind == .moto ? "s3_moto.py" : "radosgw.py")]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-            line += byte
-        }
+        script = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: kind == .moto ? "s3_moto.py" : "radosgw.py",
+            arguments: [], portFirst: kind == .moto, quiet: true)
         switch kind {
         case .moto:
-            let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
-            endpoint = URL(string: "http://127.0.0.1:\(port)")!
+            endpoint = URL(string: "http://127.0.0.1:\(script.port)")!
             credentials = S3Credentials(accessKeyID: "moto", secretAccessKey: "moto")
         case .radosgw:
-            let started = try #require(try JSONSerialization.jsonObject(with: line) as? [String: String])
+            let started = try #require(
+                try JSONSerialization.jsonObject(with: Data(script.firstLine.utf8)) as? [String: String])
             endpoint = try #require(URL(string: started["endpoint"] ?? ""))
             credentials = S3Credentials(
                 accessKeyID: try #require(started["access"]), secretAccessKey: try #require(started["secret"]))
