@@ -94,12 +94,13 @@ actor S3Upload: MultipartStoreWriter {
         let answer = try await S3Retry.run(configuration) {
             try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
         }
-        finished = true
-        // S3 may answer 200 and still fail the completion: the error is then in the body.
+        // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is still
+        // open, for abort() to abort.
         if answer.text.contains("<Error>") {
             throw S3Client.error(
                 .init(status: 500, headers: answer.headers, body: answer.body), method: .POST, url: key)
         }
+        finished = true
         var etag = XMLText.value(of: "ETag", in: answer.text)
         if etag?.isEmpty ?? true {
             // radosgw 16 answers an empty ETag here; HEAD has the right one.

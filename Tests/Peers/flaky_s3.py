@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A proxy before an S3 endpoint that fails the first try of every UploadPart with 500 InternalError (with
-`always`, every try), for the tests of the S3 store's retries. Every other request, and every second try, goes
-through to the endpoint unchanged.
+`always`, every try), for the tests of the S3 store's retries; with `complete-error`, it instead answers every
+CompleteMultipartUpload with 200 and an error in the body, as S3 may. Every other request, and every second try,
+goes through to the endpoint unchanged.
 
 Prints its port on one line, then serves until its standard input closes, then prints how many parts it failed.
 
-    flaky_s3.py ENDPOINT_PORT [always]
+    flaky_s3.py ENDPOINT_PORT [always | complete-error]
 """
 import http.client
 import http.server
@@ -13,7 +14,8 @@ import sys
 import threading
 
 failed: set[str] = set()
-ALWAYS = len(sys.argv) > 2 and sys.argv[2] == "always"
+MODE = sys.argv[2] if len(sys.argv) > 2 else ""
+ALWAYS = MODE == "always"
 lock = threading.Lock()
 
 
@@ -26,7 +28,14 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     def relay(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        if self.command == "PUT" and "partNumber=" in self.path:
+        if MODE == "complete-error" and self.command == "POST" and "uploadId=" in self.path:
+            error = b"<Error><Code>InternalError</Code><Message>late</Message><RequestId>f2</RequestId></Error>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(error)))
+            self.end_headers()
+            self.wfile.write(error)
+            return
+        if MODE != "complete-error" and self.command == "PUT" and "partNumber=" in self.path:
             with lock:
                 first = self.path not in failed
                 failed.add(self.path)

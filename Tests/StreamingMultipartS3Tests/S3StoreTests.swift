@@ -258,6 +258,30 @@ final class S3Peer: @unchecked Sendable {
         #expect(contents.keys.isEmpty && contents.uploads == 0)
     }
 
+    /// S3 may answer CompleteMultipartUpload with 200 and an error in its body: the form fails with it, and the
+    /// upload, still open, is aborted.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aCompletionThatFailsInItsBodyIsAborted() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        let flaky = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
+            arguments: [String(peer.endpoint.port!), "complete-error"])
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        let body = try form()
+        do {
+            _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
+                chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+            Issue.record("a failed completion was taken")
+        } catch let error as MultipartError {
+            let cause = try #require(error.cause as? S3Error, "\(error)")
+            #expect(cause.serviceCode == "InternalError" && cause.requestID == "f2")
+        }
+        let contents = try peer.contents(of: bucket)
+        #expect(contents.keys.isEmpty && contents.uploads == 0)
+    }
+
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aMissingBucketArrivesTyped() async throws {
         let peer = try S3Peer.shared(.moto)
