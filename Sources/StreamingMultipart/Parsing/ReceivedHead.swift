@@ -168,7 +168,15 @@ struct ReceivedHead {
 
     private func browserParameter(_ value: HeaderValueParser.Value?) -> String? {
         guard let value else { return nil }
-        return withDisposition { ContentDisposition.decodeBrowserEscapes(value.decoded(in: $0)) }
+        return withDisposition { disposition in
+            // Most values hold no backslash and no `%`: one string straight from the bytes, read once.
+            if !value.hasEscapes,
+                ByteSearch.firstIndex(of: UInt8(ascii: "%"), in: disposition.extracting(value.range)) == nil
+            {
+                return String(decodingUTF8: disposition.extracting(value.range))
+            }
+            return ContentDisposition.decodeBrowserEscapes(value.decoded(in: disposition))
+        }
     }
 
     /// Whether `other` is this head itself (not merely equal).
