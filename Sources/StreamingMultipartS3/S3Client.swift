@@ -18,20 +18,86 @@ struct S3Client: Sendable {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
+    /// A request's body: bytes in a buffer (small requests), or a part's buffer, sent in copies of
+    /// ``Body/chunkSize`` bytes so that AsyncHTTPClient never holds the part itself.
+    enum Body: Sendable {
+        case bytes(ByteBuffer)
+        case part(PartLease)
+
+        static let chunkSize = 64 << 10
+        static let empty = Body.bytes(ByteBuffer())
+
+        var count: Int {
+            switch self {
+            case .bytes(let buffer): buffer.readableBytes
+            case .part(let lease): lease.count
+            }
+        }
+
+        var hexSHA256: String {
+            switch self {
+            case .bytes(let buffer): SigV4Signer.hexSHA256(of: buffer.readableBytesView)
+            case .part(let lease): lease.part.map { SigV4Signer.hex($0.sha256()) } ?? ""
+            }
+        }
+
+        /// The body for AsyncHTTPClient, whose connections run on `loops`.
+        func request(on loops: [any EventLoop]) -> HTTPClientRequest.Body {
+            switch self {
+            case .bytes(let buffer): .bytes(buffer)
+            case .part(let lease):
+                .stream(PartChunks(lease: lease, loops: loops), length: .known(Int64(lease.count)))
+            }
+        }
+    }
+
+    /// A part's bytes as AsyncHTTPClient pulls them: one copy of ``Body/chunkSize`` bytes at a time, each taken
+    /// from the lease (so that the part is held only while a chunk is copied).
+    ///
+    /// AsyncHTTPClient asks for the next chunk as soon as it has queued the last one's write for its event loop,
+    /// and stops asking only once those writes ran and filled the channel's buffer: a source as fast as a memory
+    /// copy would queue a whole part (8 MiB of chunks per request, seen as the heap growing by that much). So each
+    /// chunk after the first waits until the client's event loops have run what was queued before it (a task that
+    /// does nothing, on each loop), and the channel's backpressure holds the rest.
+    struct PartChunks: AsyncSequence, Sendable {
+        let lease: PartLease
+        let loops: [any EventLoop]
+
+        func makeAsyncIterator() -> Iterator { Iterator(lease: lease, loops: loops) }
+
+        struct Iterator: AsyncIteratorProtocol {
+            let lease: PartLease
+            let loops: [any EventLoop]
+            var offset = 0
+
+            mutating func next() async throws -> ByteBuffer? {
+                guard offset < lease.count else { return nil }
+                if offset > 0 {
+                    for loop in loops { try await loop.submit {}.get() }
+                }
+                // A lease ended means S3 has answered: the request is over, whatever still asks for its body.
+                guard let part = lease.part else { throw CancellationError() }
+                let chunk = part.chunk(from: offset, maxLength: Body.chunkSize)
+                offset += chunk.readableBytes
+                return chunk
+            }
+        }
+    }
+
     /// Sends one signed request for `key` (nil for the bucket itself) and returns S3's answer.
     ///
     /// - Throws: ``S3Error/Code/service`` with S3's code, message, status and request id for an answer outside
     ///   2xx; ``S3Error/Code/transport`` when the connection fails; `CancellationError`.
     func send(
         _ method: HTTPMethod, key: String?, query: [(name: String, value: String)] = [],
-        headers: [(name: String, value: String)] = [], body: ByteBuffer = ByteBuffer(), payloadHash: String? = nil
+        headers: [(name: String, value: String)] = [], body: Body = .empty, payloadHash: String? = nil
     ) async throws -> Answer {
         let (url, path, host) = location(of: key)
         var request = SigV4Signer.Request(
             method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers)
         let signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         signer.sign(
-            &request, payloadHash: payloadHash ?? SigV4Signer.hexSHA256(of: body.readableBytesView), date: Date())
+            &request, payloadHash: payloadHash ?? body.hexSHA256, date: Date())
 
         let encodedQuery = query.map {
             SigV4Signer.encode($0.name, keepingSlash: false) + "=" + SigV4Signer.encode($0.value, keepingSlash: false)
@@ -42,9 +108,9 @@ struct S3Client: Sendable {
             http.headers.add(name: name, value: value)
         }
         http.headers.replaceOrAdd(name: "Host", value: host)
-        if body.readableBytes > 0 || method == .PUT || method == .POST {
-            http.headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
-            http.body = .bytes(body)  // no copy: the part's one buffer, kept for a retry
+        if body.count > 0 || method == .PUT || method == .POST {
+            http.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+            http.body = body.request(on: Array(self.http.eventLoopGroup.makeIterator()))
         }
         let response: HTTPClientResponse
         var bytes: ByteBuffer
@@ -118,4 +184,25 @@ enum XMLText {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
+}
+
+/// A part's buffer lent to the requests that send it, and taken back (``end()``) once S3 has answered: what
+/// AsyncHTTPClient keeps of a request after that (the body's sequence) then holds the lease alone, and the part's
+/// buffer is free for the next part.
+final class PartLease: @unchecked Sendable {
+    /// The part's size, which a request states as its `Content-Length`.
+    let count: Int
+    private let lock = NSLock()
+    private var lent: PartBuffer?
+
+    init(_ part: PartBuffer) {
+        count = part.count
+        lent = part
+    }
+
+    /// The part, or nil once the lease ended.
+    var part: PartBuffer? { lock.withLock { lent } }
+
+    /// Takes the part back.
+    func end() { lock.withLock { lent = nil } }
 }

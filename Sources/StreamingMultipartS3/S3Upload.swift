@@ -11,7 +11,7 @@ import StreamingMultipart
 ///
 /// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
 /// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`:
-/// each part is one buffer, filled from the chunks (their one copy) and handed to AsyncHTTPClient as it is.
+/// each part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies.
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
     struct Part: Sendable {
@@ -20,25 +20,19 @@ actor S3Upload: MultipartStoreWriter {
         var checksum: String
     }
 
-    /// A part S3 acknowledged, and its buffer back.
-    struct Sent: Sendable {
-        var part: Part
-        var buffer: ByteBuffer
-    }
-
     let client: S3Client
     let key: String
     let file: MultipartStoreFile
     private var configuration: S3Configuration { client.configuration }
-    /// The next part, filling.
-    private var gathered = ByteBuffer()
+    /// The next part, filling; nil before the first byte.
+    private var gathered: PartBuffer?
     private var uploadID: String?
     private var nextPart = 1
-    private var inFlight: [Task<Sent, any Error>] = []
+    /// The parts in flight, oldest first, and their buffers.
+    private var inFlight: [(task: Task<Part, any Error>, buffer: PartBuffer)] = []
     /// Buffers of parts S3 acknowledged, emptied for the next parts: a file's parts reuse `concurrency + 1`
-    /// buffers rather than allocating one each (glibc keeps freed 8 MiB blocks in per-thread arenas, and a
-    /// buffer a part per allocation took a 1 GiB upload's peak RSS 30 MiB past the bound).
-    private var spare: [ByteBuffer] = []
+    /// buffers rather than mapping one each.
+    private var spare: [PartBuffer] = []
     private var parts: [Part] = []
     /// Whether the object exists in the bucket (completed, or put): an abort must then delete it.
     private var finished = false
@@ -53,13 +47,11 @@ actor S3Upload: MultipartStoreWriter {
         var rest = bytes
         while !rest.isEmpty {
             let size = configuration.partSize(forPart: nextPart)
-            if gathered.capacity < size { gathered.reserveCapacity(size) }
-            let taken = rest.prefix(size - gathered.readableBytes)
-            gathered.writeBytes(taken)
-            rest = rest.dropFirst(taken.count)
-            if gathered.readableBytes == size {
-                let part = gathered
-                gathered = spare.popLast() ?? ByteBuffer()
+            let part = gathered ?? buffer(for: size)
+            gathered = part
+            rest = rest.dropFirst(part.append(rest, upTo: size))
+            if part.count == size {
+                gathered = nil
                 try await upload(part)
             }
         }
@@ -67,19 +59,21 @@ actor S3Upload: MultipartStoreWriter {
 
     func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
         guard let uploadID else {
-            let body = gathered
-            gathered = ByteBuffer()
+            let lease = gathered.map(PartLease.init)
+            defer { lease?.end() }
+            let body: S3Client.Body = lease.map { .part($0) } ?? .empty
+            let hash = gathered?.sha256() ?? SHA256.hash(data: [UInt8]())
+            gathered = nil
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
-                    .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(body))],
-                    body: body)
+                    .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(hash))],
+                    body: body, payloadHash: SigV4Signer.hex(hash))
             }
             finished = true
             return object(etag: answer.headers.first(name: "ETag"))
         }
-        if gathered.readableBytes > 0 {
-            let last = gathered
-            gathered = ByteBuffer()
+        if let last = gathered, last.count > 0 {
+            gathered = nil
             try await upload(last)
         }
         while !inFlight.isEmpty { try await collectOldest() }
@@ -88,9 +82,10 @@ actor S3Upload: MultipartStoreWriter {
             "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escaped($0.etag))</ETag>"
                 + "<ChecksumSHA256>\($0.checksum)</ChecksumSHA256></Part>"
         }
-        let body = ByteBuffer(
-            string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">" + list.joined()
-                + "</CompleteMultipartUpload>")
+        let body = S3Client.Body.bytes(
+            ByteBuffer(
+                string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                    + list.joined() + "</CompleteMultipartUpload>"))
         let answer = try await S3Retry.run(configuration) {
             try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
         }
@@ -110,10 +105,10 @@ actor S3Upload: MultipartStoreWriter {
     }
 
     func abort() async {
-        for task in inFlight { task.cancel() }
-        for task in inFlight { _ = try? await task.value }
+        for part in inFlight { part.task.cancel() }
+        for part in inFlight { _ = try? await part.task.value }
         inFlight = []
-        gathered = ByteBuffer()
+        gathered = nil
         spare = []
         if let uploadID, !finished {
             _ = try? await S3Retry.run(configuration) {
@@ -127,7 +122,7 @@ actor S3Upload: MultipartStoreWriter {
 
     /// Starts uploading `bytes` as the next part, creating the multipart upload first if need be; waits first
     /// while ``S3Configuration/concurrency`` parts are in flight.
-    private func upload(_ bytes: ByteBuffer) async throws {
+    private func upload(_ bytes: PartBuffer) async throws {
         if uploadID == nil {
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
@@ -144,32 +139,45 @@ actor S3Upload: MultipartStoreWriter {
         while inFlight.count >= configuration.concurrency { try await collectOldest() }
         let number = nextPart
         nextPart += 1
-        inFlight.append(Self.uploadTask(bytes, number: number, uploadID: uploadID!, key: key, client: client))
+        let task = Self.uploadTask(PartLease(bytes), number: number, uploadID: uploadID!, key: key, client: client)
+        inFlight.append((task, bytes))
     }
 
-    /// Waits for the oldest part in flight; keeps its buffer for a later part.
+    /// Waits for the oldest part in flight; keeps its buffer for a later part unless something still holds it (an
+    /// HTTP request that answered before it finished reading its body).
     private func collectOldest() async throws {
-        var sent = try await inFlight.removeFirst().value
-        parts.append(sent.part)
-        sent.buffer.clear()
-        spare.append(sent.buffer)
+        var (task, buffer) = inFlight.removeFirst()
+        parts.append(try await task.value)
+        if isKnownUniquelyReferenced(&buffer) {
+            buffer.removeAll()
+            spare.append(buffer)
+        }
+    }
+
+    /// An empty buffer for a part of `size` bytes: a spare one when it is large enough, else a new mapping.
+    private func buffer(for size: Int) -> PartBuffer {
+        while let candidate = spare.popLast() {
+            if candidate.capacity >= size { return candidate }
+        }
+        return PartBuffer(capacity: size)
     }
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
-    /// part's hash is computed there too).
+    /// part's hash is computed there too); the part is lent to its requests until S3 answers.
     private static func uploadTask(
-        _ bytes: ByteBuffer, number: Int, uploadID: String, key: String, client: S3Client
-    ) -> Task<Sent, any Error> {
+        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client
+    ) -> Task<Part, any Error> {
         Task.detached {
-            let hash = SHA256.hash(data: bytes.readableBytesView)
-            let checksum = Data(hash).base64EncodedString()
+            defer { lease.end() }
+            guard let hash = lease.part.map({ $0.sha256() }) else { throw CancellationError() }
+            let checksum = Self.checksum(hash)
             let answer = try await S3Retry.run(client.configuration) {
                 try await client.send(
                     .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                    headers: [("x-amz-checksum-sha256", checksum)], body: bytes, payloadHash: SigV4Signer.hex(hash))
+                    headers: [("x-amz-checksum-sha256", checksum)], body: .part(lease),
+                    payloadHash: SigV4Signer.hex(hash))
             }
-            let part = Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: checksum)
-            return Sent(part: part, buffer: bytes)
+            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: checksum)
         }
     }
 
@@ -189,7 +197,6 @@ actor S3Upload: MultipartStoreWriter {
             key: key, location: "s3://\(configuration.bucket)/\(key)", attributes: attributes)
     }
 
-    static func checksum(_ bytes: ByteBuffer) -> String {
-        Data(SHA256.hash(data: bytes.readableBytesView)).base64EncodedString()
-    }
+    /// A SHA-256 as `x-amz-checksum-sha256` carries it: base64.
+    static func checksum(_ hash: SHA256.Digest) -> String { Data(hash).base64EncodedString() }
 }
