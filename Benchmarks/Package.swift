@@ -78,6 +78,18 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/StoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "MultipartKitFormBenchmarks",
             dependencies: [
                 "BenchmarkSupport",

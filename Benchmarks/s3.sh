@@ -3,7 +3,7 @@
 # `aws s3 cp` of the same file to the same endpoint and against the same server spooling to its local folder,
 # in turn, ROUNDS times, on each engine: moto, and Ceph's radosgw on a one-node cluster with a file-backed
 # bluestore OSD. Prints each round, the medians and ranges, and the store server's idle and peak RSS (the bound:
-# partSize × (concurrency + 1) + idle RSS + 16 MiB).
+# partSize × (concurrency + 1) + idle RSS + 16 MiB). Benchmarks/s3-store.sh measures the store itself, in-process.
 #   Benchmarks/s3.sh [ROUNDS] [ENGINE...]      default 3 rounds, engines moto radosgw
 set -euo pipefail
 rounds=${1:-3}
@@ -12,13 +12,7 @@ engines=("${@:-moto radosgw}")
 [ $# -gt 0 ] || engines=(moto radosgw)
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3-bench.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/Benchmarks/s3-engine.sh"
 
 swift build -c release --package-path "$root/Examples/UploadServer" --product UploadServer 2>&1 | tail -n 1
 server="$root/Examples/UploadServer/.build/release/UploadServer"
@@ -32,25 +26,7 @@ range() { sort -n | awk 'NR==1{min=$1} {max=$1} END {printf "%s–%s", min, max}
 kib() { awk -v key="$2:" '$1==key {print $2}' "/proc/$1/status"; }
 
 for engine in "${engines[@]}"; do
-  fifo="$work/$engine.in"
-  mkfifo "$fifo"
-  if [ "$engine" = moto ]; then
-    python3 "$root/Tests/Peers/s3_moto.py" < "$fifo" > "$work/$engine.out" 2> /dev/null &
-  else
-    python3 "$root/Tests/Peers/radosgw.py" --bluestore 8 < "$fifo" > "$work/$engine.out" 2> "$work/$engine.err" &
-  fi
-  pids+=($!)
-  exec {hold}> "$fifo"  # the engine serves while this stays open
-  until [ -s "$work/$engine.out" ]; do sleep 0.2; done
-  if [ "$engine" = moto ]; then
-    endpoint="http://127.0.0.1:$(head -n 1 "$work/$engine.out")"
-    export AWS_ACCESS_KEY_ID=moto AWS_SECRET_ACCESS_KEY=moto
-  else
-    read -r endpoint AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY < <(python3 -c \
-      'import json,sys; c=json.load(sys.stdin); print(c["endpoint"], c["access"], c["secret"])' < "$work/$engine.out")
-    export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
-  fi
-  export AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+  start_engine "$engine" "$work"
   bucket=bench
   aws --endpoint-url "$endpoint" s3api create-bucket --bucket "$bucket" > /dev/null
   "$server" --port 0 --store "s3://$bucket/ours/" --s3-endpoint "$endpoint" --s3-part-size "$part_size" \
@@ -100,7 +76,6 @@ for engine in "${engines[@]}"; do
   echo "$engine: server RSS idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB; bound" \
     "$(( (part_size * (concurrency + 1) >> 20) + idle / 1024 + 16 )) MiB; multipart uploads left: $left"
   kill "$server_pid" "$local_pid"
-  exec {hold}>&-
-  wait "${pids[0]}" 2>/dev/null || true
+  stop_engine
   pids=()
 done

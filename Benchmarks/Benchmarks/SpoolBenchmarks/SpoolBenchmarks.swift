@@ -13,50 +13,7 @@ import Darwin
 /// Spooling a form with one large file part, fed from memory in 64 KiB chunks, to a file on disk; against `cat` of
 /// as many bytes into a file on the same disk, and SHA-256 alone, in the same run.
 
-let boundary = "----SpoolBenchmarkBoundary7MA4YWxkTrZu0gW"
 let folder = getenv("BENCHMARK_DIR").map { String(cString: $0) } ?? "/tmp"
-
-/// A form of one file part of `size` bytes: the part's head, then slices of one 1 MiB random block, then the close
-/// delimiter. Memory stays at the block whatever the size.
-struct OneFileForm: AsyncSequence, Sendable {
-    static let block: [UInt8] = {
-        var state: UInt64 = 0x5EED
-        return (0..<(1 << 20)).map { _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return UInt8(truncatingIfNeeded: state >> 33)
-        }
-    }()
-    let size: Int
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let size: Int
-        var sent = -1  // -1: the head is next; size: the close is next; beyond: done
-
-        mutating func next(isolation actor: isolated (any Actor)?) async -> ArraySlice<UInt8>? { nextChunk() }
-        mutating func next() async -> ArraySlice<UInt8>? { nextChunk() }
-
-        mutating func nextChunk() -> ArraySlice<UInt8>? {
-            if sent < 0 {
-                sent = 0
-                let head =
-                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
-                    + "Content-Type: application/octet-stream\r\n\r\n"
-                return Array(head.utf8)[...]
-            }
-            if sent == size {
-                sent += 1
-                return Array("\r\n--\(boundary)--\r\n".utf8)[...]
-            }
-            guard sent < size else { return nil }
-            let offset = sent % OneFileForm.block.count
-            let count = Swift.min(65536, size - sent, OneFileForm.block.count - offset)
-            sent += count
-            return OneFileForm.block[offset..<(offset + count)]
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(size: size) }
-}
 
 /// The spooler's own thread: see `ThreadExecutor`.
 let executor = ThreadExecutor()
@@ -69,7 +26,7 @@ func spool(size: Int, digest: (any SpoolDigest.Type)?) async throws -> Int {
 func spoolHere(size: Int, digest: (any SpoolDigest.Type)?) async throws -> Int {
     let spooler = MultipartSpooler(directory: folder, digest: digest)
     let form = try await spooler.spool(
-        OneFileForm(size: size), contentType: "multipart/form-data; boundary=\(boundary)")
+        OneFileForm(size: size), contentType: OneFileForm.contentType)
     let file = form.files[0]
     precondition(file.byteCount == Int64(size) && (digest == nil || file.digest != nil))
     form.removeFiles()
