@@ -25,6 +25,8 @@ struct S3Client: Sendable {
         case part(PartLease)
 
         static let chunkSize = 64 << 10
+        /// How many bytes a request may queue ahead of its event loop: see ``PartChunks``.
+        static let paceEvery = 256 << 10
         static let empty = Body.bytes(ByteBuffer())
 
         var count: Int {
@@ -56,9 +58,10 @@ struct S3Client: Sendable {
     ///
     /// AsyncHTTPClient asks for the next chunk as soon as it has queued the last one's write for its event loop,
     /// and stops asking only once those writes ran and filled the channel's buffer: a source as fast as a memory
-    /// copy would queue a whole part (8 MiB of chunks per request, seen as the heap growing by that much). So each
-    /// chunk after the first waits until the client's event loops have run what was queued before it (a task that
-    /// does nothing, on each loop), and the channel's backpressure holds the rest.
+    /// copy would queue a whole part (8 MiB of chunks per request, seen as the heap growing by that much). So every
+    /// ``Body/paceEvery`` bytes the chunks wait until the client's event loops have run what was queued before
+    /// (a task that does nothing, on each loop at once; the connection's loop is not known), and the channel's
+    /// backpressure holds the rest: at most about 256 KiB waits behind a request.
     struct PartChunks: AsyncSequence, Sendable {
         let lease: PartLease
         let loops: [any EventLoop]
@@ -72,8 +75,9 @@ struct S3Client: Sendable {
 
             mutating func next() async throws -> ByteBuffer? {
                 guard offset < lease.count else { return nil }
-                if offset > 0 {
-                    for loop in loops { try await loop.submit {}.get() }
+                if offset > 0, offset % Body.paceEvery == 0 {
+                    let ran = loops.map { $0.submit {} }
+                    for future in ran { try await future.get() }
                 }
                 // A lease ended means S3 has answered: the request is over, whatever still asks for its body.
                 guard let part = lease.part else { throw CancellationError() }
