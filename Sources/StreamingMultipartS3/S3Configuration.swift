@@ -25,7 +25,8 @@ public struct S3Configuration: Sendable {
     public var bucket: String
     /// Put before every key the default ``key`` makes.
     public var prefix: String
-    /// The region requests are signed for (`us-east-1` for most local engines).
+    /// The region requests are signed for; by default ``environmentRegion(_:)`` (`AWS_REGION`, else
+    /// `us-east-1`, which most local engines expect).
     public var region: String
     public var credentials: S3Credentials
     public var addressing: Addressing
@@ -51,7 +52,7 @@ public struct S3Configuration: Sendable {
 
     /// - Throws: ``S3Error/Code/invalidConfiguration`` for an endpoint without a scheme and host, or an empty bucket.
     public init(
-        endpoint: URL, bucket: String, prefix: String = "", region: String = "us-east-1",
+        endpoint: URL, bucket: String, prefix: String = "", region: String = S3Configuration.environmentRegion(),
         credentials: S3Credentials, addressing: Addressing = .path
     ) throws {
         guard let scheme = endpoint.scheme, scheme == "http" || scheme == "https", endpoint.host != nil else {
@@ -74,6 +75,21 @@ public struct S3Configuration: Sendable {
         retries = 3
         retryBackoff = .milliseconds(200)
         key = { _ in prefix + Self.randomName() }
+    }
+
+    /// The region `AWS_REGION` names, else `AWS_DEFAULT_REGION` (the AWS CLI's), else `us-east-1`; an empty value
+    /// counts as unset.
+    ///
+    /// ```swift
+    /// S3Configuration.environmentRegion(["AWS_REGION": "eu-west-3"])   // "eu-west-3"
+    /// ```
+    public static func environmentRegion(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        for name in ["AWS_REGION", "AWS_DEFAULT_REGION"] {
+            if let region = environment[name], !region.isEmpty { return region }
+        }
+        return "us-east-1"
     }
 
     /// The part size of part `number` (from 1): ``partSize`` up to ``partsBeforeGrowth``, then doubled every 1,000

@@ -24,6 +24,21 @@ import Testing
         #expect(sizes.reduce(0, +) > 512 << 30 && sizes.max()! <= 5 << 30)
     }
 
+    @Test func theRegionComesFromTheEnvironmentAsAWSToolsReadIt() throws {
+        #expect(S3Configuration.environmentRegion(["AWS_REGION": "eu-west-3"]) == "eu-west-3")
+        #expect(
+            S3Configuration.environmentRegion(["AWS_REGION": "eu-west-3", "AWS_DEFAULT_REGION": "ap-south-1"])
+                == "eu-west-3")
+        #expect(
+            S3Configuration.environmentRegion(["AWS_REGION": "", "AWS_DEFAULT_REGION": "ap-south-1"]) == "ap-south-1")
+        #expect(S3Configuration.environmentRegion([:]) == "us-east-1")
+        // The configuration's default is the process's own.
+        let configuration = try S3Configuration(
+            endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads",
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"))
+        #expect(configuration.region == S3Configuration.environmentRegion())
+    }
+
     @Test func settingsOutOfRangeAreRefusedByName() throws {
         var configuration = try configuration()
         configuration.partSize = 5 << 20 - 1
