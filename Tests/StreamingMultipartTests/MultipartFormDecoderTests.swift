@@ -218,6 +218,34 @@ import Testing
         #expect(settings == Settings(name: "Ann", tags: ["a", "b"], notify: true))
     }
 
+    /// The decoder guesses each name from the one before (forms repeat their names in one order): names in order,
+    /// out of order, in two spellings of one list, and with escapes (which it reads as strings) all land where they
+    /// belong, from the parts and from the spooled form alike.
+    @Test func namesInAnyOrderLandInTheirLists() async throws {
+        let fields = [
+            ("a", "1"), ("b", "2"), ("a", "3"), ("b", "4"), ("b", "5"), ("a[]", "6"), ("c\"d", "7"), ("a", "8"),
+            ("c\"d", "9"), ("b", "10"), ("a[]", "11"), ("a", "12"),
+        ]
+        let expected = ["a": ["1", "3", "6", "8", "11", "12"], "b": ["2", "4", "5", "10"], "c\"d": ["7", "9"]]
+        let body = try form(fields)
+        for size in [3, 64, 4096] {
+            let parts = try chunkStream(try body.bytes(), size: size).multipartParts(contentType: body.contentType)
+            #expect(try await MultipartFormDecoder().decode([String: [String]].self, from: parts) == expected)
+        }
+        let spooled = try await withForm(body) { try MultipartFormDecoder().decode([String: [String]].self, from: $0) }
+        #expect(spooled == expected)
+
+        // A value sent twice under two spellings is still a list, not one value: the error quotes a name as sent.
+        struct One: Decodable { var a: String }
+        await #expect {
+            let parts = try chunkStream(try body.bytes(), size: 64).multipartParts(contentType: body.contentType)
+            _ = try await MultipartFormDecoder().decode(One.self, from: parts)
+        } throws: { error in
+            guard case DecodingError.typeMismatch(_, let context) = error else { return false }
+            return context.debugDescription.contains("the field \"a\" 6 times")
+        }
+    }
+
     @Test func aTextFieldDecodesAsDataWithTheBytesAsSent() async throws {
         struct Raw: Decodable, Equatable {
             var latin: Data
@@ -368,6 +396,14 @@ import Testing
                 .spool(chunkStream(try body.bytes(), size: 997), contentType: body.contentType)
             defer { form.removeFiles() }
             #expect(try decoder.decode(Order.self, from: form) == order)
+
+            // Straight from the parts, in chunks of 7 bytes (values and names split across them), without the
+            // receipt, which is a file.
+            var textual = order
+            textual.receipt = nil
+            let text = try encoder.encode(textual)
+            let parts = try chunkStream(try text.bytes(), size: 7).multipartParts(contentType: text.contentType)
+            #expect(try await decoder.decode(Order.self, from: parts) == textual)
         }
     }
 }

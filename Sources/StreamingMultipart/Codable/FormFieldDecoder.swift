@@ -1,18 +1,13 @@
 import Foundation
 
-/// One decoding: the form, the strategies, and the one place where a node becomes a value. A class, so that the
-/// decoders and containers made for every value share it rather than copy it.
+/// One decoding: the strategies, and the one place where a node becomes a value. A class, so that the decoders and
+/// containers made for every value share it rather than copy it. The values themselves are in the tree's nodes.
 final class FormDecoding {
-    let form: SpooledForm
-    /// The form's fields, kept apart so that reading one copies no `SpooledForm`.
-    let fields: [SpooledForm.Field]
     let keyStrategy: MultipartFormKeyStrategy
     let dateStrategy: MultipartFormDateStrategy
     let userInfo: [CodingUserInfoKey: Any]
 
-    init(decoder: MultipartFormDecoder, form: SpooledForm) {
-        self.form = form
-        fields = form.fields
+    init(decoder: MultipartFormDecoder) {
         keyStrategy = decoder.keyStrategy
         dateStrategy = decoder.dateStrategy
         userInfo = decoder.userInfo
@@ -31,10 +26,9 @@ final class FormDecoding {
         } else if T.self == [String].self, let texts = texts(node) {
             return texts as! T
         } else if T.self == Data.self {
-            switch try leaf(node, at: path, expecting: T.self) {
-            case .field(let index): return Data(form.fields[index].bytes) as! T
-            case .file(let index): return Data(try form.files[index].contents()) as! T
-            }
+            let (owner, position) = try leaf(node, at: path, expecting: T.self)
+            if let file = owner.leaves.files[position] { return Data(try file.contents()) as! T }
+            return Data(owner.leaves.bytesAsSent[position] ?? Array(owner.leaves.texts[position].utf8)) as! T
         } else if T.self == Date.self {
             let text = try text(node, at: path, expecting: T.self)
             guard let date = dateStrategy.date(from: text) else { throw corrupted(text, T.self, node, path) }
@@ -53,25 +47,21 @@ final class FormDecoding {
         return try T(from: FormFieldDecoder(decoding: self, node: node, path: path))
     }
 
-    /// A list of text fields read in one go, the way `[String]` is decoded most often: no decoder, container or
-    /// coding path for each item. Nil for anything else (a missing name, nested fields, a file), which
-    /// `Array.init(from:)` then reads, with its errors.
+    /// A list of text fields read in one go, the way `[String]` is decoded most often: the node's texts handed over
+    /// whole, with no decoder, container or coding path for each item. Nil for anything else (a missing name,
+    /// nested fields, a file), which `Array.init(from:)` then reads, with its errors.
     func texts(_ value: FormValue?) -> [String]? {
-        guard case .node(let node)? = value, !node.leaves.isEmpty, !node.isContainer else { return nil }
-        var texts: [String] = []
-        texts.reserveCapacity(node.leaves.count)
-        for leaf in node.leaves {
-            guard case .field(let index) = leaf else { return nil }
-            texts.append(fields[index].value)
-        }
-        return texts
+        guard case .node(let node)? = value, !node.leaves.isEmpty, !node.isContainer, node.leaves.files.isEmpty
+        else { return nil }
+        return node.leaves.texts
     }
 
-    /// The one value at a place: a list's value, or a node sent once as a value rather than an object or a list.
-    func leaf(_ value: FormValue?, at path: FormKeyPath, expecting type: Any.Type) throws -> FormLeaf {
+    /// The one value at a place, as its node and its position there: a list's value, or a node sent once as a
+    /// value rather than an object or a list.
+    func leaf(_ value: FormValue?, at path: FormKeyPath, expecting type: Any.Type) throws -> (FormNode, Int) {
         let node: FormNode
         switch value {
-        case .leaf(let leaf)?: return leaf
+        case .leaf(let owner, let position)?: return (owner, position)
         case .node(let found)?: node = found
         case nil:
             if case .key(let key)? = path.components.last {
@@ -88,21 +78,17 @@ final class FormDecoding {
             let what =
                 node.isContainer
                 ? "fields nested under \(path.name(keyStrategy).debugDescription)"
-                : "the field \(form.name(of: node.leaves[0]).debugDescription) \(node.leaves.count) times; "
-                    + "decode a list"
+                : "the field \(node.leaves.name(at: 0).debugDescription) \(node.leaves.count) times; decode a list"
             throw DecodingError.typeMismatch(
                 type, .init(codingPath: path.codingPath, debugDescription: "expected one value, the form sent \(what)"))
         }
-        return node.leaves[0]
+        return (node, 0)
     }
 
     /// The text of a text field.
     func text(_ node: FormValue?, at path: FormKeyPath, expecting type: Any.Type) throws -> String {
-        switch try leaf(node, at: path, expecting: type) {
-        case .field(let index):
-            return fields[index].value
-        case .file(let index):
-            let file = form.files[index]
+        let (owner, position) = try leaf(node, at: path, expecting: type)
+        if let file = owner.leaves.files[position] {
             throw DecodingError.typeMismatch(
                 type,
                 .init(
@@ -111,26 +97,26 @@ final class FormDecoding {
                         "the field \(file.name.debugDescription) is a file (\(file.filename.debugDescription)); "
                         + "decode it as SpooledFile, MultipartFile or Data"))
         }
+        return owner.leaves.texts[position]
     }
 
     /// The file of a file part.
     func file(_ node: FormValue?, at path: FormKeyPath) throws -> SpooledFile {
-        switch try leaf(node, at: path, expecting: SpooledFile.self) {
-        case .file(let index):
-            return form.files[index]
-        case .field(let index):
-            let field = form.fields[index]
+        let (owner, position) = try leaf(node, at: path, expecting: SpooledFile.self)
+        guard let file = owner.leaves.files[position] else {
             throw DecodingError.typeMismatch(
                 SpooledFile.self,
                 .init(
                     codingPath: path.codingPath,
-                    debugDescription: "the field \(field.name.debugDescription) is text, not a file"))
+                    debugDescription:
+                        "the field \(owner.leaves.name(at: position).debugDescription) is text, not a file"))
         }
+        return file
     }
 
     /// The error for text that does not spell a `type`.
     func corrupted(_ text: String, _ type: Any.Type, _ node: FormValue?, _ path: FormKeyPath) -> DecodingError {
-        let name = node.flatMap(firstLeaf).map(form.name(of:)) ?? path.name(keyStrategy)
+        let name = node.flatMap(firstName) ?? path.name(keyStrategy)
         return DecodingError.dataCorrupted(
             .init(
                 codingPath: path.codingPath,
@@ -139,11 +125,11 @@ final class FormDecoding {
                     + "not \(type == Date.self ? "a date (\(dateStrategy))" : "a \(type)")"))
     }
 
-    /// The first value at a place, if any.
-    func firstLeaf(_ value: FormValue) -> FormLeaf? {
+    /// The name the first value at a place was sent with, if any.
+    func firstName(_ value: FormValue) -> String? {
         switch value {
-        case .leaf(let leaf): leaf
-        case .node(let node): node.leaves.first
+        case .leaf(let owner, let position): owner.leaves.name(at: position)
+        case .node(let node): node.leaves.isEmpty ? nil : node.leaves.name(at: 0)
         }
     }
 
@@ -177,14 +163,14 @@ struct FormFieldDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { decoding.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if let node, let leaf = decoding.firstLeaf(node) {
+        if let node, let name = decoding.firstName(node) {
             throw DecodingError.typeMismatch(
                 [String: Any].self,
                 .init(
                     codingPath: codingPath,
                     debugDescription:
                         "expected fields nested under \(path.name(decoding.keyStrategy).debugDescription), "
-                        + "the form sent the field \(decoding.form.name(of: leaf).debugDescription) itself"))
+                        + "the form sent the field \(name.debugDescription) itself"))
         }
         guard case .node(let found)? = node else {
             return KeyedDecodingContainer(Keyed<Key>(decoding: decoding, node: FormNode(), path: path))
@@ -323,9 +309,11 @@ extension FormFieldDecoder {
         /// The next item's text, counted, when it is a text field: the way a list of strings is read, with no
         /// decoder or coding path made for each item. Nil (and not counted) for anything else, which `next` reads.
         private mutating func nextText() -> String? {
-            guard currentIndex < items.count, case .leaf(.field(let index)) = items[currentIndex] else { return nil }
+            guard currentIndex < items.count, case .leaf(let owner, let position) = items[currentIndex],
+                owner.leaves.files[position] == nil
+            else { return nil }
             currentIndex += 1
-            return decoding.fields[index].value
+            return owner.leaves.texts[position]
         }
 
         mutating func decodeNil() throws -> Bool { false }

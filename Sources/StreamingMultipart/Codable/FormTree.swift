@@ -1,12 +1,12 @@
 /// A form's fields arranged by their names' nesting, for ``MultipartFormDecoder``: `user[name]` under `user`,
 /// `tags[]` and a repeated `tags` as list items, `items[0][id]` under item 0.
 ///
-/// Building it is linear in the total length of the names: each name is read twice, left to right (once to check
-/// it, once to place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup
-/// or an append. A name seen before is one lookup (Swift's seeded hashing keeps a flood of names linear). Values are indexes into the form's lists, so the tree copies no field.
+/// Each node owns the values sent under its name (``FormLeaves``), so that a list of text fields is handed to a
+/// `[String]` whole, with no copy of its strings. ``FormTreeBuilder`` makes the tree one value at a time, in the
+/// order the form sent them.
 final class FormNode {
     /// The values a name ending here sent, in order: one for a plain field, several for a repeated name or `name[]`.
-    let leaves: [FormLeaf]
+    let leaves: FormLeaves
     /// `name[key]` (or `name.key`) children, and their keys in the order they first came.
     let children: [String: FormNode]
     let childOrder: [String]
@@ -16,7 +16,7 @@ final class FormNode {
     let indexed: [Int: FormNode]
 
     init(
-        leaves: [FormLeaf] = [], children: [String: FormNode] = [:], childOrder: [String] = [],
+        leaves: FormLeaves = FormLeaves(), children: [String: FormNode] = [:], childOrder: [String] = [],
         appended: [FormNode] = [], indexed: [Int: FormNode] = [:]
     ) {
         self.leaves = leaves
@@ -34,55 +34,59 @@ final class FormNode {
     func items() -> [FormValue] {
         var items: [FormValue] = []
         items.reserveCapacity(leaves.count + appended.count + indexed.count)
-        for leaf in leaves { items.append(.leaf(leaf)) }
+        for position in 0..<leaves.count { items.append(.leaf(self, position)) }
         for node in appended { items.append(.node(node)) }
         for index in indexed.keys.sorted() { items.append(.node(indexed[index]!)) }
         return items
     }
 }
 
-/// What a name reaches in the tree: a node, or one value of a list (no node of its own, so that a list of a
-/// hundred thousand values is a hundred thousand indexes).
+/// What a name reaches in the tree: a node, or one value of a node's list (no node of its own, so that a list of a
+/// hundred thousand values is a hundred thousand positions).
 enum FormValue {
     case node(FormNode)
-    case leaf(FormLeaf)
+    /// Value `position` of the node's ``FormNode/leaves``.
+    case leaf(FormNode, Int)
 }
 
-/// One value of a form: the index of a text field in ``SpooledForm/fields`` or of a file in ``SpooledForm/files``.
-enum FormLeaf: Hashable {
-    case field(Int)
-    case file(Int)
-}
+/// The values sent under one node's name, in the order they came: text fields and files. Parallel arrays, so that
+/// the texts of a list of text fields are one `[String]`.
+struct FormLeaves {
+    /// Each value's text: a text field's value decoded per its charset; empty for a file.
+    private(set) var texts: [String] = []
+    /// The files among the values, by position.
+    private(set) var files: [Int: SpooledFile] = [:]
+    /// The bytes of the text values whose bytes are not their text's UTF-8 (another charset, bytes that are not
+    /// UTF-8), by position.
+    private(set) var bytesAsSent: [Int: [UInt8]] = [:]
+    /// The name the first value was sent with, and the positions of those sent with another spelling (`tags` and
+    /// `tags[]` both add to `tags`): for errors, which quote the name as sent.
+    private var firstName = ""
+    private var otherNames: [Int: String] = [:]
 
-extension SpooledForm {
-    /// The field name `leaf` was sent with.
-    func name(of leaf: FormLeaf) -> String {
-        switch leaf {
-        case .field(let index): fields[index].name
-        case .file(let index): files[index].name
-        }
+    var count: Int { texts.count }
+    var isEmpty: Bool { texts.isEmpty }
+
+    /// The name the value at `position` was sent with.
+    func name(at position: Int) -> String { otherNames[position] ?? firstName }
+
+    mutating func append(text: consuming String, bytesAsSent bytes: [UInt8]?, name: String) {
+        if let bytes { bytesAsSent[texts.count] = bytes }
+        add(name)
+        texts.append(text)
     }
 
-    func partIndex(of leaf: FormLeaf) -> Int {
-        switch leaf {
-        case .field(let index): fields[index].partIndex
-        case .file(let index): files[index].partIndex
-        }
+    mutating func append(file: SpooledFile, name: String) {
+        files[texts.count] = file
+        add(name)
+        texts.append("")
     }
 
-    /// Calls `body` with each of the form's fields and files, merged in the order the body sent them: the leaf,
-    /// its name and its part's index.
-    func forEachLeafInOrder(_ body: (FormLeaf, String, Int) throws -> Void) rethrows {
-        var field = 0
-        var file = 0
-        while field < fields.count || file < files.count {
-            if field < fields.count, file == files.count || fields[field].partIndex < files[file].partIndex {
-                try body(.field(field), fields[field].name, fields[field].partIndex)
-                field += 1
-            } else {
-                try body(.file(file), files[file].name, files[file].partIndex)
-                file += 1
-            }
+    private mutating func add(_ name: String) {
+        if texts.isEmpty {
+            firstName = name
+        } else if name != firstName {
+            otherNames[texts.count] = name
         }
     }
 }
@@ -97,51 +101,43 @@ enum FormNameStep: Equatable {
 extension FormNode {
     /// The tree of `form`'s fields and files, which come in the form's order.
     ///
-    /// - Throws: ``MultipartError/Code/limitExceeded`` when a name nests deeper than `limits.maxDepth`, or a list
-    ///   would hold more than `limits.maxListLength` items or an index of `limits.maxListLength` or more.
+    /// - Throws: what ``FormTreeBuilder/place(_:partIndex:)`` and its `add` throw.
     static func tree(
         of form: SpooledForm, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits
     ) throws -> FormNode {
-        var draft = FormTreeDraft(limits: limits)
-        // Where each name led, for the names that lead to the same node every time (all but those with a `[]`
-        // before their end, which makes a new item): a repeated name is one lookup, not a walk.
-        var placed: [String: (node: Int, appendsValue: Bool)] = [:]
-        try form.forEachLeafInOrder { leaf, name, partIndex in
-            var node = 0
-            var appendsValue = false
-            if let known = placed[name] {
-                (node, appendsValue) = known
+        var builder = FormTreeBuilder(keyStrategy: keyStrategy, limits: limits)
+        var field = 0
+        var file = 0
+        while field < form.fields.count || file < form.files.count {
+            if field < form.fields.count,
+                file == form.files.count || form.fields[field].partIndex < form.files[file].partIndex
+            {
+                let value = form.fields[field]
+                let place = try builder.place(value.name, partIndex: value.partIndex)
+                try builder.add(
+                    text: value.value, bytesAsSent: value.bytesAsSent, at: place, partIndex: value.partIndex)
+                field += 1
             } else {
-                var makesItem = false
-                try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
-                    step, isLast in
-                    switch step {
-                    case .key(let key):
-                        node = draft.child(key, of: node)
-                    case .index(let index):
-                        node = try draft.item(index, of: node, name: name, partIndex: partIndex)
-                    case .append where isLast:
-                        // A last `[]` adds the value to the list itself, as a repeated name does: no node for one
-                        // value.
-                        appendsValue = true
-                    case .append:
-                        node = try draft.appendedItem(of: node, name: name, partIndex: partIndex)
-                        makesItem = true
-                    }
-                }
-                if !makesItem { placed[name] = (node, appendsValue) }
+                let value = form.files[file]
+                let place = try builder.place(value.name, partIndex: value.partIndex)
+                try builder.add(file: value, at: place, partIndex: value.partIndex)
+                file += 1
             }
-            try draft.add(leaf, to: node, checkingRoom: appendsValue, name: name, partIndex: partIndex)
         }
-        return draft.node(0)
+        return builder.tree()
     }
 }
 
-/// A ``FormNode`` tree as it is built: nodes in one array, children by their index in it, so that building makes
-/// no object until the end and mutates nothing shared (no exclusivity check on each step).
-private struct FormTreeDraft {
-    struct Node {
-        var leaves: [FormLeaf] = []
+/// Builds a ``FormNode`` tree one value at a time: nodes in one array, children by their index in it, so that
+/// building makes no object until ``tree()`` and mutates nothing shared (no exclusivity check on each step).
+///
+/// Linear in the total length of the names: a new name is read twice, left to right (once to check it, once to
+/// place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup or an append.
+/// A name seen before is one comparison when it comes where it came last time (forms repeat their names in one
+/// order), else one lookup (Swift's seeded hashing keeps a flood of names linear).
+struct FormTreeBuilder {
+    private struct Node {
+        var leaves = FormLeaves()
         var children: [String: Int] = [:]
         var childOrder: [String] = []
         var appended: [Int] = []
@@ -150,13 +146,116 @@ private struct FormTreeDraft {
         var itemCount: Int { leaves.count + appended.count + indexed.count }
     }
 
+    /// Where a name's value goes: its node, whether it adds to the node's list (a last `[]`) and the name as sent.
+    struct Place {
+        fileprivate let node: Int
+        fileprivate let appendsValue: Bool
+        let name: String
+    }
+
+    /// A name that leads to the same node every time (all but those with a `[]` before their end, which makes a new
+    /// item): where it leads, and the placement that followed it last.
+    private struct Placement {
+        let place: Place
+        let utf8: [UInt8]
+        var next = -1
+    }
+
+    let keyStrategy: MultipartFormKeyStrategy
     let limits: MultipartFormDecoder.Limits
     /// The root first.
-    var nodes = [Node()]
+    private var nodes = [Node()]
+    private var placements: [Placement] = []
+    private var placementByName: [String: Int] = [:]
+    /// The placement of the name before, whose `next` is the guess for the name now.
+    private var last = -1
 
-    init(limits: MultipartFormDecoder.Limits) { self.limits = limits }
+    init(keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits) {
+        self.keyStrategy = keyStrategy
+        self.limits = limits
+    }
 
-    mutating func child(_ key: String, of parent: Int) -> Int {
+    /// Where the value of a field named by `utf8` goes: a name that came after the one before last time too is one
+    /// comparison of bytes, with no string made.
+    ///
+    /// - Throws: what ``place(_:partIndex:)`` throws.
+    mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
+        if last >= 0, case let next = placements[last].next, next >= 0, Self.equal(placements[next].utf8, name) {
+            last = next
+            return placements[next].place
+        }
+        return try place(String(decodingUTF8: name), partIndex: partIndex)
+    }
+
+    /// Where the value of a field named `name` goes.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` when the name nests deeper than `limits.maxDepth` or makes
+    ///   a list of more than `limits.maxListLength` items, or holds an index of `limits.maxListLength` or more.
+    mutating func place(_ name: String, partIndex: Int) throws -> Place {
+        let found: Int
+        if last >= 0, case let next = placements[last].next, next >= 0, placements[next].place.name == name {
+            found = next
+        } else if let known = placementByName[name] {
+            found = known
+        } else {
+            var node = 0
+            var appendsValue = false
+            var makesItem = false
+            try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
+                step, isLast in
+                switch step {
+                case .key(let key):
+                    node = child(key, of: node)
+                case .index(let index):
+                    node = try item(index, of: node, name: name, partIndex: partIndex)
+                case .append where isLast:
+                    // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
+                    appendsValue = true
+                case .append:
+                    node = try appendedItem(of: node, name: name, partIndex: partIndex)
+                    makesItem = true
+                }
+            }
+            let place = Place(node: node, appendsValue: appendsValue, name: name)
+            guard !makesItem else {
+                last = -1
+                return place
+            }
+            placements.append(Placement(place: place, utf8: Array(name.utf8)))
+            found = placements.count - 1
+            placementByName[name] = found
+        }
+        if last >= 0 { placements[last].next = found }
+        last = found
+        return placements[found].place
+    }
+
+    /// Adds a text value at `place`.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` when the list there is full.
+    mutating func add(text: consuming String, bytesAsSent: [UInt8]?, at place: Place, partIndex: Int) throws {
+        try checkRoom(for: place, partIndex: partIndex)
+        nodes[place.node].leaves.append(text: text, bytesAsSent: bytesAsSent, name: place.name)
+    }
+
+    /// Adds a file at `place`.
+    ///
+    /// - Throws: ``MultipartError/Code/limitExceeded`` when the list there is full.
+    mutating func add(file: SpooledFile, at place: Place, partIndex: Int) throws {
+        try checkRoom(for: place, partIndex: partIndex)
+        nodes[place.node].leaves.append(file: file, name: place.name)
+    }
+
+    /// The tree built, from its root.
+    func tree() -> FormNode { node(0) }
+
+    private static func equal(_ utf8: [UInt8], _ name: Span<UInt8>) -> Bool {
+        guard utf8.count == name.count else { return false }
+        for index in 0..<utf8.count where utf8[index] != name[index] { return false }
+        return true
+    }
+
+    private mutating func child(_ key: String, of parent: Int) -> Int {
         if let node = nodes[parent].children[key] { return node }
         nodes.append(Node())
         nodes[parent].children[key] = nodes.count - 1
@@ -164,7 +263,7 @@ private struct FormTreeDraft {
         return nodes.count - 1
     }
 
-    mutating func item(_ index: Int, of parent: Int, name: String, partIndex: Int) throws -> Int {
+    private mutating func item(_ index: Int, of parent: Int, name: String, partIndex: Int) throws -> Int {
         if let node = nodes[parent].indexed[index] { return node }
         try checkRoom(in: parent, for: name, partIndex: partIndex)
         nodes.append(Node())
@@ -172,17 +271,18 @@ private struct FormTreeDraft {
         return nodes.count - 1
     }
 
-    mutating func appendedItem(of parent: Int, name: String, partIndex: Int) throws -> Int {
+    private mutating func appendedItem(of parent: Int, name: String, partIndex: Int) throws -> Int {
         try checkRoom(in: parent, for: name, partIndex: partIndex)
         nodes.append(Node())
         nodes[parent].appended.append(nodes.count - 1)
         return nodes.count - 1
     }
 
-    /// Adds a value; a list's room is checked for a second value, or for any value `name[]` adds.
-    mutating func add(_ leaf: FormLeaf, to node: Int, checkingRoom: Bool, name: String, partIndex: Int) throws {
-        if checkingRoom || !nodes[node].leaves.isEmpty { try checkRoom(in: node, for: name, partIndex: partIndex) }
-        nodes[node].leaves.append(leaf)
+    /// A list's room is checked for a second value, or for any value `name[]` adds.
+    private func checkRoom(for place: Place, partIndex: Int) throws {
+        if place.appendsValue || !nodes[place.node].leaves.isEmpty {
+            try checkRoom(in: place.node, for: place.name, partIndex: partIndex)
+        }
     }
 
     private func checkRoom(in node: Int, for name: String, partIndex: Int) throws {
@@ -194,7 +294,7 @@ private struct FormTreeDraft {
     }
 
     /// The finished node at `index`, its descendants made first.
-    func node(_ index: Int) -> FormNode {
+    private func node(_ index: Int) -> FormNode {
         let draft = nodes[index]
         var children: [String: FormNode] = [:]
         children.reserveCapacity(draft.children.count)

@@ -1,6 +1,6 @@
 extension MultipartFormDecoder {
     /// What each field costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)`` beside its name and value:
-    /// its record, its text beside its bytes, and its place in the tree, rounded up.
+    /// its string's storage and its place in its name's list, rounded up.
     public static let fieldOverhead = 128
 
     /// Decodes a form straight from its parts, without spooling: for types whose fields are all text, such as a
@@ -22,58 +22,87 @@ extension MultipartFormDecoder {
     ///   `underlyingError` when the body is malformed or its fields pass `maxBytes`
     ///   (``MultipartError/Code/limitExceeded``); `DecodingError.typeMismatch` for a file part.
     ///
-    /// Inlinable, as the parts' iterators are, so that the loop over parts and chunks is specialized for the caller's
-    /// chunk type; each field is then handed to a collector that is not generic.
+    /// Inlinable, as the parts' iterators are, so that pulling chunks is specialized for the caller's chunk type;
+    /// the parser's events are read by a collector that is not generic, straight from the parser, with no part or
+    /// body iterator between them.
     @inlinable
     public func decode<T: Decodable, Base>(
         _ type: T.Type, from parts: MultipartParts<Base>, maxBytes: Int = 8 << 20,
         isolation actor: isolated (any Actor)? = #isolation
     ) async throws -> T {
-        var collector = FormFieldCollector(maxBytes: maxBytes)
+        var collector = FormFieldCollector(maxBytes: maxBytes, decoder: self)
         do {
-            var iterator = parts.makeAsyncIterator()
-            while let part = try await iterator.next(isolation: actor) {
-                try collector.begin(part.head)
-                var body = part.body.makeAsyncIterator()
-                while let chunk = try await body.next(isolation: actor) { try collector.append(chunk) }
-                try collector.finish()
+            let driver = parts.makeAsyncIterator().driver
+            while try !driver.collectFieldsNow(into: &collector) {
+                try await driver.pull(isolation: actor)
             }
+            try await driver.finishParts(isolation: actor)
         } catch let error as MultipartError {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: error.message, underlyingError: error))
         }
-        return try decode(type, from: collector.form)
+        return try collector.decode(type, with: self)
     }
 }
 
-/// The text fields ``MultipartFormDecoder/decode(_:from:maxBytes:isolation:)`` collects, under its byte budget: the
-/// part of that loop that need not be generic.
+extension PartsDriver {
+    /// Hands `collector` the events the chunks so far hold; true once the parts ended, false when it needs the next
+    /// chunk.
+    @usableFromInline
+    func collectFieldsNow(into collector: inout FormFieldCollector) throws -> Bool {
+        try collector.collect(from: &cursor)
+    }
+}
+
+/// The text fields ``MultipartFormDecoder/decode(_:from:maxBytes:isolation:)`` collects into a form's tree, under
+/// its byte budget: the part of that loop that need not be generic.
 @usableFromInline
 struct FormFieldCollector {
     let maxBytes: Int
     /// What the budget has left.
     private var left: Int
-    private var fields: [SpooledForm.Field] = []
-    /// The field begun: its name, part index and `Content-Type`.
-    private var name = ""
+    private var builder: FormTreeBuilder
+    /// The field begun: where its value goes, its part index and `Content-Type`.
+    private var place: FormTreeBuilder.Place?
     private var partIndex = -1
     private var contentType: String?
-    /// The field begun's bytes so far; one buffer for every field, its capacity kept.
+    /// The field begun's bytes: while they are one slice of the parser's chunk, that slice (no copy); once a second
+    /// slice comes, or before the next chunk, gathered in `value`, one buffer for every field, its capacity kept.
+    private var slice: ArraySlice<UInt8> = []
     private var value: [UInt8] = []
+    private var gathers = false
 
     @usableFromInline
-    init(maxBytes: Int) {
+    init(maxBytes: Int, decoder: MultipartFormDecoder) {
         self.maxBytes = maxBytes
         left = maxBytes
+        builder = FormTreeBuilder(keyStrategy: decoder.keyStrategy, limits: decoder.limits)
+    }
+
+    /// Reads the events the cursor has; true once the close delimiter came (or the source ended).
+    mutating func collect(from cursor: inout PartsCursor) throws -> Bool {
+        while let event = try cursor.nextEvent() {
+            switch consume event {
+            case .partHeaders(let head): try begin(head)
+            case .bodyBytes(let bytes): try append(bytes)
+            case .partEnd: try finish()
+            case .end: return true
+            }
+        }
+        if cursor.sourceEnded { return true }
+        // The next chunk may go into the parser's buffer in place: a slice held now would make it copy.
+        gather()
+        return false
     }
 
     /// Takes the next part's head.
     ///
-    /// - Throws: `DecodingError.typeMismatch` for a file (or a multipart/mixed part of files), and
-    ///   ``MultipartError/Code/limitExceeded`` when the name alone passes the budget.
-    @usableFromInline
-    mutating func begin(_ head: MultipartParser.PartHead) throws {
-        if head.isFile || head.mixedBoundary != nil {
+    /// - Throws: `DecodingError.typeMismatch` for a file (or a multipart/mixed part of files);
+    ///   ``MultipartError/Code/limitExceeded`` when the name alone passes the budget or the form's limits.
+    private mutating func begin(_ head: MultipartParser.PartHead) throws {
+        partIndex = head.index
+        contentType = head.contentType
+        if head.isFile || (contentType != nil && head.mixedBoundary != nil) {
             let what =
                 head.isFile
                 ? "is a file (\(head.filename.map(\.debugDescription) ?? ""))" : "holds files (multipart/mixed)"
@@ -84,22 +113,37 @@ struct FormFieldCollector {
                     debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to decode files"
                 ))
         }
-        name = head.name
-        partIndex = head.index
-        contentType = head.contentType
-        value.removeAll(keepingCapacity: true)
-        left -= name.utf8.count + MultipartFormDecoder.fieldOverhead
+        let place =
+            try head.withPlainName { [partIndex] in try builder.place(utf8: $0, partIndex: partIndex) }
+            ?? builder.place(head.name, partIndex: partIndex)
+        self.place = place
+        slice = []
+        gathers = false
+        left -= place.name.utf8.count + MultipartFormDecoder.fieldOverhead
         guard left >= 0 else { throw pastBudget() }
     }
 
-    /// Adds a chunk of the field begun.
+    /// Adds bytes of the field begun.
     ///
     /// - Throws: ``MultipartError/Code/limitExceeded`` when the fields pass the budget.
-    @usableFromInline
-    mutating func append(_ chunk: ArraySlice<UInt8>) throws {
-        guard chunk.count <= left else { throw pastBudget() }
-        left -= chunk.count
-        value += chunk
+    private mutating func append(_ bytes: consuming ArraySlice<UInt8>) throws {
+        guard bytes.count <= left else { throw pastBudget() }
+        left -= bytes.count
+        if !gathers && slice.isEmpty {
+            slice = bytes
+        } else {
+            gather()
+            value += bytes
+        }
+    }
+
+    /// Moves the field's slice into `value`.
+    private mutating func gather() {
+        guard !gathers, place != nil else { return }
+        value.removeAll(keepingCapacity: true)
+        value += slice
+        slice = []
+        gathers = true
     }
 
     /// The error for a field that passes the budget.
@@ -107,25 +151,31 @@ struct FormFieldCollector {
         MultipartError(
             code: .limitExceeded,
             message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the field "
-                + name.debugDescription, partIndex: partIndex)
+                + (place?.name ?? "").debugDescription, partIndex: partIndex)
     }
 
-    /// Keeps the field begun, its value decoded per its charset.
+    /// Adds the field begun to the tree, its value decoded per its charset.
     ///
-    /// - Throws: ``MultipartError/Code/unsupportedCharset``.
-    @usableFromInline
-    mutating func finish() throws {
-        guard partIndex >= 0 else { return }
+    /// - Throws: ``MultipartError/Code/unsupportedCharset``; ``MultipartError/Code/limitExceeded`` when its list is
+    ///   full.
+    private mutating func finish() throws {
+        guard let place else { return }
+        self.place = nil
+        var bytes: ArraySlice<UInt8> = []
+        if gathers { bytes = value[...] } else { swap(&bytes, &slice) }
         let text =
             if let contentType, let charset = (try? ContentType(parsing: contentType))?.charset {
-                try FieldCharset.decode(value, charset: charset, partIndex: partIndex, name: name)
+                try FieldCharset.decode(Array(bytes), charset: charset, partIndex: partIndex, name: place.name)
             } else {
-                String(decoding: value, as: UTF8.self)
+                String(decoding: bytes, as: UTF8.self)
             }
-        fields.append(
-            SpooledForm.Field(name: name, value: text, bytes: value, contentType: contentType, partIndex: partIndex))
+        let bytesAsSent = text.utf8Equals(bytes) ? nil : Array(bytes)
+        try builder.add(text: text, bytesAsSent: bytesAsSent, at: place, partIndex: partIndex)
     }
 
+    /// The value the fields collected hold.
     @usableFromInline
-    var form: SpooledForm { SpooledForm(fields: fields, files: [], charset: nil) }
+    func decode<T: Decodable>(_ type: T.Type, with decoder: MultipartFormDecoder) throws -> T {
+        try decoder.decode(type, root: builder.tree())
+    }
 }

@@ -71,6 +71,11 @@ public struct MultipartFormDecoder: Sendable {
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [], debugDescription: error.message, underlyingError: error))
         }
-        return try FormDecoding(decoder: self, form: form).decode(T.self, .node(root), at: FormKeyPath())
+        return try decode(type, root: root)
+    }
+
+    /// The value the tree from `root` holds.
+    func decode<T: Decodable>(_ type: T.Type, root: FormNode) throws -> T {
+        try FormDecoding(decoder: self).decode(T.self, .node(root), at: FormKeyPath())
     }
 }

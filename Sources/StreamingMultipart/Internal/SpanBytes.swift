@@ -26,8 +26,18 @@ extension String {
 
 extension String {
     /// Whether the string's UTF-8 is `bytes`, byte for byte.
-    func utf8Equals(_ bytes: [UInt8]) -> Bool {
+    func utf8Equals(_ bytes: [UInt8]) -> Bool { utf8Equals(bytes[...]) }
+
+    /// Whether the string's UTF-8 is `bytes`, byte for byte.
+    func utf8Equals(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard utf8.count == bytes.count else { return false }
+        // A native string lends its bytes in place; a small or bridged one is copied first.
+        let equal = utf8.withContiguousStorageIfAvailable { utf8 in
+            bytes.withUnsafeBufferPointer { bytes in
+                bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+        }
+        if let equal { return equal }
         var text = self
         return text.withUTF8 { utf8 in
             bytes.withUnsafeBufferPointer { bytes in

@@ -82,6 +82,13 @@ extension MultipartParser {
             }
         }
 
+        /// Calls `body` with the bytes of ``name`` when the parser received them as they are (most names); nil for
+        /// a name with escapes, or a head that was made or changed.
+        func withPlainName<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result? {
+            guard case .received(let head) = storage else { return nil }
+            return try head.withPlainName(body)
+        }
+
         /// The filename as sent, or nil for a plain field.
         public var filename: String? {
             switch storage {

@@ -26,7 +26,8 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
         self.watchdog = watchdog
     }
 
-    private var cursor: PartsCursor {
+    /// The cursor, for a reader of the parts' events that runs its own loop (the form decoder's collector).
+    var cursor: PartsCursor {
         _read { yield cursorCell.value }
         _modify { yield &cursorCell.value }
     }

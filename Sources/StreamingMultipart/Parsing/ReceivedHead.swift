@@ -166,6 +166,17 @@ struct ReceivedHead {
         return withField(field) { _, value in String(decodingUTF8: value) }
     }
 
+    /// Calls `body` with the name's bytes when they are the name itself, as most are (no backslash, no `%`); nil
+    /// when they are not, or the head has no name.
+    func withPlainName<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result? {
+        guard let value = info.name, !value.hasEscapes else { return nil }
+        return try withDisposition { disposition in
+            let bytes = disposition.extracting(value.range)
+            guard ByteSearch.firstIndex(of: UInt8(ascii: "%"), in: bytes) == nil else { return nil }
+            return try body(bytes)
+        }
+    }
+
     private func browserParameter(_ value: HeaderValueParser.Value?) -> String? {
         guard let value else { return nil }
         return withDisposition { disposition in

@@ -30,7 +30,7 @@ public struct SpooledForm: Sendable {
         public let partIndex: Int
         /// The bytes as sent when they are not `value`'s UTF-8 (another charset, bytes that are not UTF-8); nil
         /// when they are, so that a field holds its text once.
-        private let bytesAsSent: [UInt8]?
+        let bytesAsSent: [UInt8]?
 
         /// The value's bytes as sent: `value`'s UTF-8, unless the part came in another charset or with bytes that
         /// are not valid UTF-8.
