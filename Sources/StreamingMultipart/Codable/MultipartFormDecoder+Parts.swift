@@ -167,9 +167,9 @@ struct FormFieldCollector {
             if let contentType, let charset = (try? ContentType(parsing: contentType))?.charset {
                 try FieldCharset.decode(Array(bytes), charset: charset, partIndex: partIndex, name: place.name)
             } else {
-                String(decoding: bytes, as: UTF8.self)
+                String(decodingUTF8: bytes.span)
             }
-        let bytesAsSent = text.utf8Equals(bytes) ? nil : Array(bytes)
+        let bytesAsSent = text.utf8Equals(bytes.span) ? nil : Array(bytes)
         try builder.add(text: text, bytesAsSent: bytesAsSent, at: place, partIndex: partIndex)
     }
 

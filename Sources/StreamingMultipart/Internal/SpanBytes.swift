@@ -29,7 +29,10 @@ extension String {
     func utf8Equals(_ bytes: [UInt8]) -> Bool { utf8Equals(bytes[...]) }
 
     /// Whether the string's UTF-8 is `bytes`, byte for byte.
-    func utf8Equals(_ bytes: ArraySlice<UInt8>) -> Bool {
+    func utf8Equals(_ bytes: ArraySlice<UInt8>) -> Bool { utf8Equals(bytes.span) }
+
+    /// Whether the string's UTF-8 is `bytes`, byte for byte.
+    func utf8Equals(_ bytes: Span<UInt8>) -> Bool {
         guard utf8.count == bytes.count else { return false }
         // A native string lends its bytes in place; a small or bridged one is copied first.
         let equal = utf8.withContiguousStorageIfAvailable { utf8 in
