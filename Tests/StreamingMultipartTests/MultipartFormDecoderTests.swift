@@ -235,6 +235,19 @@ import Testing
         let spooled = try await withForm(body) { try MultipartFormDecoder().decode([String: [String]].self, from: $0) }
         #expect(spooled == expected)
 
+        // More names than the decoder's 64 slots of recent names, in a scrambled order: guesses that collide are
+        // checked, not trusted.
+        let many = (0..<600).map { step in
+            let field = step * 7919 % 600
+            return ("n\(field % 200)", "\(field)")
+        }
+        let manyBody = try form(many)
+        let manyParts = try chunkStream(try manyBody.bytes(), size: 256).multipartParts(
+            contentType: manyBody.contentType)
+        #expect(
+            try await MultipartFormDecoder().decode([String: [String]].self, from: manyParts)
+                == Dictionary(grouping: many, by: \.0).mapValues { $0.map(\.1) })
+
         // A value sent twice under two spellings is still a list, not one value: the error quotes a name as sent.
         struct One: Decodable { var a: String }
         await #expect {

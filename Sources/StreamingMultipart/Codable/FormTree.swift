@@ -169,6 +169,9 @@ struct FormTreeBuilder {
     private var placementByName: [String: Int] = [:]
     /// The placement of the name before, whose `next` is the guess for the name now.
     private var last = -1
+    /// The second guess: placements by a short hash of their names' bytes, the last one placed in each slot. A
+    /// guess is checked byte for byte, so a collision costs one comparison before the lookup it saves.
+    private var recent = [Int](repeating: -1, count: 64)
 
     init(keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits) {
         self.keyStrategy = keyStrategy
@@ -176,7 +179,7 @@ struct FormTreeBuilder {
     }
 
     /// Where the value of a field named by `utf8` goes: a name that came after the one before last time too is one
-    /// comparison of bytes, with no string made.
+    /// comparison of bytes, and one seen recently a short hash and a comparison, with no string made.
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
     mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
@@ -184,7 +187,14 @@ struct FormTreeBuilder {
             last = next
             return placements[next].place
         }
-        return try place(String(decodingUTF8: name), partIndex: partIndex)
+        let slot = Self.slot(name)
+        if case let guess = recent[slot], guess >= 0, Self.equal(placements[guess].utf8, name) {
+            follow(with: guess)
+            return placements[guess].place
+        }
+        let place = try place(String(decodingUTF8: name), partIndex: partIndex)
+        if last >= 0 { recent[slot] = last }
+        return place
     }
 
     /// Where the value of a field named `name` goes.
@@ -225,9 +235,21 @@ struct FormTreeBuilder {
             found = placements.count - 1
             placementByName[name] = found
         }
-        if last >= 0 { placements[last].next = found }
-        last = found
+        follow(with: found)
         return placements[found].place
+    }
+
+    /// Makes `placement` the guess after the name before, and the name before the next one.
+    private mutating func follow(with placement: Int) {
+        if last >= 0 { placements[last].next = placement }
+        last = placement
+    }
+
+    /// FNV-1a of the name's bytes, in 64 slots.
+    private static func slot(_ name: Span<UInt8>) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for index in 0..<name.count { hash = (hash ^ UInt32(name[index])) &* 16_777_619 }
+        return Int(hash & 63)
     }
 
     /// Adds a text value at `place`.

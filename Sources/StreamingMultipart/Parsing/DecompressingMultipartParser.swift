@@ -58,14 +58,15 @@ public struct DecompressingMultipartParser: ~Copyable {
 
     /// Appends the next bytes of the compressed body. They are inflated as ``next()`` needs them.
     public mutating func append(_ bytes: ArraySlice<UInt8>) throws {
-        if let failure { throw failure }
+        if failure != nil { throw failure! }
         guard encoding != .identity else { return try parser.append(bytes) }
         if pending.isEmpty { pending = bytes } else { pending.append(contentsOf: bytes) }
     }
 
     /// The next event, or nil when more compressed input is needed (or the body is complete).
     public mutating func next() throws -> MultipartParser.Event? {
-        if let failure { throw failure }
+        // Compared with nil rather than bound: binding copies the error out and destroys the copy at every event.
+        if failure != nil { throw failure! }
         do {
             while true {
                 if let event = try parser.next() { return event }
