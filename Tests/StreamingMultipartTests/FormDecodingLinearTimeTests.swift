@@ -65,3 +65,67 @@ import Testing
         #expect(growth.ratio < 8, "\(shape.name): \(growth.medium) for 50k fields, \(growth.large) for 200k")
     }
 }
+
+/// Decoding straight from the parts at 1, 16 and 64 MB: the collector's guesses (the name that followed last time,
+/// then 64 slots of recent names) and its misses keep the time linear, whatever order the names come in. The time is
+/// the CPU time of the one thread the decode runs on (a ``OneThreadExecutor``).
+@Suite(.serialized) struct PartsDecodingLinearTimeTests {
+    static let boundary = "b0undary"
+
+    /// Names in turn (every guess right), scrambled over 200 names (more than the slots: guesses collide), and all
+    /// distinct (every name a miss).
+    static let orders: [(String, @Sendable (Int) -> String)] = [
+        ("ten names in turn", { "f\($0 % 10)[]" }),
+        ("200 names scrambled", { "n\($0 &* 7919 % 200)" }),
+        ("distinct names", { "k\($0)" }),
+    ]
+
+    static func body(megabytes: Int, name: (Int) -> String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(megabytes << 20 + 4096)
+        var index = 0
+        while bytes.count < megabytes << 20 {
+            bytes += Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name(index))\"\r\n\r\nvalue \(index)\r\n"
+                    .utf8)
+            index += 1
+        }
+        return bytes + Array("--\(boundary)--\r\n".utf8)
+    }
+
+    @Test(.timeLimit(.minutes(10)), arguments: 0..<orders.count)
+    func decodingFromThePartsGrowsLinearly(order: Int) async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
+            throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
+        }
+        let (label, name) = Self.orders[order]
+        let decoder = {
+            var decoder = MultipartFormDecoder()
+            decoder.limits.maxListLength = .max
+            return decoder
+        }()
+        let limits = {
+            var limits = MultipartParser.Limits.default
+            limits.maxParts = 10_000_000
+            return limits
+        }()
+        var counts: [Int] = []
+        func run(_ megabytes: Int) async throws -> Duration {
+            let chunks = chunkStream(Self.body(megabytes: megabytes, name: name), size: 64 << 10)
+            let executor = OneThreadExecutor()
+            defer { executor.shutdown() }
+            let (lists, time) = try await measureThreadCPUTime(on: executor) {
+                let parts = try chunks.multipartParts(
+                    contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
+                return try await decoder.decode([String: [String]].self, from: parts, maxBytes: 1 << 30)
+            }
+            counts.append(lists.values.reduce(0) { $0 + $1.count })
+            return time
+        }
+        let small = try await run(1)
+        let growth = try await linearGrowthRatio(limit: 8, medium: { try await run(16) }, large: { try await run(64) })
+        print("PartsDecodingLinearTimeTests: \(label): CPU time \(small), \(growth.medium), \(growth.large)")
+        #expect(growth.ratio < 8, "\(label): 64 MB took \(growth.ratio)× the CPU time of 16 MB")
+        #expect(counts.count >= 3 && counts[2] > counts[1] && counts[1] > counts[0])
+    }
+}

@@ -180,6 +180,17 @@ import Testing
         let index = try await failure(Anything.self, [("a[999999999]", "x")])
         #expect(index.kind == "dataCorrupted" && index.cause?.code == .limitExceeded)
         #expect(index.says.contains("index 999999999"))
+        // The same from the parts, where the collector places names as they come.
+        let hostile = try form([("a[]", "x"), ("a[999999999]", "y")])
+        await #expect {
+            let parts = try chunkStream(try hostile.bytes(), size: 64).multipartParts(contentType: hostile.contentType)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts)
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error,
+                let cause = context.underlyingError as? MultipartError
+            else { return false }
+            return cause.code == .limitExceeded && cause.partIndex == 1 && cause.message.contains("index 999999999")
+        }
 
         // Ten thousand levels: past the parser's header limit (and the builder's), unless a server raises it.
         let deep = "a" + String(repeating: "[a]", count: 10_000)
