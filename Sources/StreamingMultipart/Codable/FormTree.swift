@@ -134,7 +134,9 @@ extension FormNode {
 /// Linear in the total length of the names: a new name is read twice, left to right (once to check it, once to
 /// place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup or an append.
 /// A name seen before is one comparison when it comes where it came last time (forms repeat their names in one
-/// order), else one lookup (Swift's seeded hashing keeps a flood of names linear).
+/// order); from the parser's bytes, a name seen recently is a short hash and a comparison; else it is one lookup
+/// (Swift's seeded hashing keeps a flood of names linear). A wrong guess costs one comparison: names crafted to
+/// collide in the 64 slots only make the lookup run.
 struct FormTreeBuilder {
     private struct Node {
         var leaves = FormLeaves()
