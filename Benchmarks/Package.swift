@@ -7,6 +7,20 @@ import PackageDescription
 /// SwiftPM names a path dependency after its folder, which is wherever the repository was cloned.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 
+/// A benchmark executable in `Benchmarks/<name>`: BenchmarkSupport, the named products of this repository, `others`,
+/// and package-benchmark with its plugin.
+func benchmark(_ name: String, ours: [String] = [], others: [Target.Dependency] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["BenchmarkSupport"] + ours.map { .product(name: $0, package: root.lastPathComponent) } + others
+            + [.product(name: "Benchmark", package: "benchmark")],
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
+let multipartKit = Target.Dependency.product(name: "MultipartKit", package: "multipart-kit")
+
 let package = Package(
     name: "StreamingMultipartBenchmarks",
     platforms: [.macOS(.v13)],
@@ -23,92 +37,18 @@ let package = Package(
             dependencies: [.product(name: "Benchmark", package: "benchmark")],
             path: "Sources/BenchmarkSupport"
         ),
-        .executableTarget(
-            name: "BuildBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/BuildBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "MultipartKitBuildBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "MultipartKit", package: "multipart-kit"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/MultipartKitBuildBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "ParseBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/ParseBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "AsyncBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/AsyncBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "SpoolBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/SpoolBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "StoreBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "StreamingMultipart", package: root.lastPathComponent),
-                .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
-                .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/StoreBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "MultipartKitFormBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "MultipartKit", package: "multipart-kit"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/MultipartKitFormBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "MultipartKitParseBenchmarks",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "MultipartKit", package: "multipart-kit"),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/MultipartKitParseBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        benchmark("BuildBenchmarks", ours: ["StreamingMultipart"]),
+        benchmark("MultipartKitBuildBenchmarks", others: [multipartKit]),
+        benchmark("ParseBenchmarks", ours: ["StreamingMultipart"]),
+        benchmark(
+            "AsyncBenchmarks", ours: ["StreamingMultipart", "StreamingMultipartNIO"],
+            others: [.product(name: "NIOCore", package: "swift-nio")]),
+        benchmark(
+            "SpoolBenchmarks", ours: ["StreamingMultipart", "StreamingMultipartCrypto"],
+            others: [.product(name: "Crypto", package: "swift-crypto")]),
+        benchmark("StoreBenchmarks", ours: ["StreamingMultipart", "StreamingMultipartCrypto", "StreamingMultipartS3"]),
+        benchmark("MultipartKitFormBenchmarks", others: [multipartKit]),
+        benchmark("MultipartKitParseBenchmarks", others: [multipartKit]),
     ],
     swiftLanguageModes: [.v6]
 )
