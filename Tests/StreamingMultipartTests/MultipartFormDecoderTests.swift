@@ -302,7 +302,7 @@ import Testing
         let large = try form([("a", String(repeating: "x", count: 600)), ("b", String(repeating: "y", count: 600))])
         await #expect {
             let parts = try chunkStream(try large.bytes(), size: 64).multipartParts(contentType: large.contentType)
-            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: 1000)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: 2000)
         } throws: { error in
             guard case DecodingError.dataCorrupted(let context) = error,
                 let cause = context.underlyingError as? MultipartError
@@ -310,18 +310,26 @@ import Testing
             return cause.code == .limitExceeded && cause.message.contains("at the field \"b\"")
         }
 
-        // Empty fields cost their names and the overhead: a flood of them is bounded too (e0…e49 fit, e50 does not).
-        let empties = try form((0..<100).map { ("e\($0)", "") })
-        let budget = 50 * (3 + MultipartFormDecoder.fieldOverhead)
-        await #expect {
-            let parts = try chunkStream(try empties.bytes(), size: 64).multipartParts(contentType: empties.contentType)
-            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: budget)
-        } throws: { error in
-            guard case DecodingError.dataCorrupted(let context) = error,
-                let cause = context.underlyingError as? MultipartError
-            else { return false }
-            return cause.code == .limitExceeded && cause.message.contains("at the field \"e50\"")
+        // Empty fields cost their names and the overhead: a flood of them is bounded too. One name sent 100 times:
+        // its place and its node once, then e × 50 fit and the 51st does not.
+        let repeated = try form(Array(repeating: ("e", ""), count: 100))
+        let once = 2 * (MultipartFormDecoder.nameOverhead + 2 * 1)
+        let overBudget = { (body: MultipartBody, budget: Int) async throws -> MultipartError? in
+            do {
+                let parts = try chunkStream(try body.bytes(), size: 64).multipartParts(contentType: body.contentType)
+                _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: budget)
+                return nil
+            } catch DecodingError.dataCorrupted(let context) {
+                return context.underlyingError as? MultipartError
+            }
         }
+        let sameName = try await overBudget(repeated, once + 50 * (1 + MultipartFormDecoder.fieldOverhead))
+        #expect(sameName?.code == .limitExceeded && sameName?.partIndex == 50)
+        // A new name also pays for its place and the node it adds, with its bytes: e0…e9 fit, e10 does not.
+        let empties = try form((0..<100).map { ("e\($0)", "") })
+        let perNewName = 2 + MultipartFormDecoder.fieldOverhead + 2 * (MultipartFormDecoder.nameOverhead + 2 * 2)
+        let newNames = try await overBudget(empties, 10 * perNewName)
+        #expect(newNames?.code == .limitExceeded && newNames?.message.contains("at the field \"e10\"") == true)
 
         let cut = Array(try large.bytes().dropLast(20))
         await #expect {

@@ -174,6 +174,10 @@ struct FormTreeBuilder {
     /// The second guess: placements by a short hash of their names' bytes, the last one placed in each slot. A
     /// guess is checked byte for byte, so a collision costs one comparison before the lookup it saves.
     private var recent = [Int](repeating: -1, count: 64)
+    /// What the tree's structure holds so far, by ``MultipartFormDecoder/nameOverhead``'s count: each node and each
+    /// name placed, with their bytes. A budget counts it beside the values (a flood of new or nested names builds
+    /// nodes without values).
+    private(set) var structureBytes = 0
 
     init(keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits) {
         self.keyStrategy = keyStrategy
@@ -234,6 +238,7 @@ struct FormTreeBuilder {
                 return place
             }
             placements.append(Placement(place: place, utf8: Array(name.utf8)))
+            structureBytes += MultipartFormDecoder.nameOverhead + 2 * name.utf8.count
             found = placements.count - 1
             placementByName[name] = found
         }
@@ -281,6 +286,7 @@ struct FormTreeBuilder {
 
     private mutating func child(_ key: String, of parent: Int) -> Int {
         if let node = nodes[parent].children[key] { return node }
+        structureBytes += MultipartFormDecoder.nameOverhead + 2 * key.utf8.count
         nodes.append(Node())
         nodes[parent].children[key] = nodes.count - 1
         nodes[parent].childOrder.append(key)
@@ -290,6 +296,7 @@ struct FormTreeBuilder {
     private mutating func item(_ index: Int, of parent: Int, name: String, partIndex: Int) throws -> Int {
         if let node = nodes[parent].indexed[index] { return node }
         try checkRoom(in: parent, for: name, partIndex: partIndex)
+        structureBytes += MultipartFormDecoder.nameOverhead
         nodes.append(Node())
         nodes[parent].indexed[index] = nodes.count - 1
         return nodes.count - 1
@@ -297,6 +304,7 @@ struct FormTreeBuilder {
 
     private mutating func appendedItem(of parent: Int, name: String, partIndex: Int) throws -> Int {
         try checkRoom(in: parent, for: name, partIndex: partIndex)
+        structureBytes += MultipartFormDecoder.nameOverhead
         nodes.append(Node())
         nodes[parent].appended.append(nodes.count - 1)
         return nodes.count - 1

@@ -3,10 +3,16 @@ extension MultipartFormDecoder {
     /// its string's storage and its place in its name's list, rounded up.
     public static let fieldOverhead = 128
 
+    /// What each new name costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)``, beside its bytes
+    /// twice: its place among the names, and each node it adds to the form's tree (`a[b][c]` sent first adds three;
+    /// each `a[][b]` adds an item), so that a flood of new or deeply nested names is bounded as a flood of values is.
+    public static let nameOverhead = 256
+
     /// Decodes a form straight from its parts, without spooling: for types whose fields are all text, such as a
     /// search form or a settings page. The fields are collected in memory, at most `maxBytes` in all: each field
     /// counts its value's bytes, its name's, and ``fieldOverhead`` for what holding it costs, so that a flood of
-    /// empty fields is bounded as a large one is.
+    /// empty fields is bounded as a large one is; a name the form has not sent before also counts
+    /// ``nameOverhead`` for its place and for each node it adds to the tree.
     ///
     /// ```swift
     /// struct Settings: Decodable { var name: String; var tags: [String]; var notify: Bool }
@@ -64,6 +70,8 @@ struct FormFieldCollector {
     private var builder: FormTreeBuilder
     /// The field begun: where its value goes, its part index and `Content-Type`.
     private var place: FormTreeBuilder.Place?
+    /// The tree's structure already counted against the budget.
+    private var structureCounted = 0
     private var partIndex = -1
     private var contentType: String?
     /// The field begun's bytes: while they are one slice of the parser's chunk, that slice (no copy); once a second
@@ -119,7 +127,8 @@ struct FormFieldCollector {
         self.place = place
         slice = []
         gathers = false
-        left -= place.name.utf8.count + MultipartFormDecoder.fieldOverhead
+        left -= place.name.utf8.count + MultipartFormDecoder.fieldOverhead + builder.structureBytes - structureCounted
+        structureCounted = builder.structureBytes
         guard left >= 0 else { throw pastBudget() }
     }
 
