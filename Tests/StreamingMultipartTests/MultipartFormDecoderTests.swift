@@ -259,6 +259,24 @@ import Testing
             try await MultipartFormDecoder().decode([String: [String]].self, from: manyParts)
                 == Dictionary(grouping: many, by: \.0).mapValues { $0.map(\.1) })
 
+        // Names up to 16 bytes are compared packed in two words, longer ones and those with `%` byte for byte:
+        // names a byte apart on each side of that edge, and ones a browser may have escaped, each in its own list.
+        let edges = [
+            "abcdefgh", "abcdefgi", "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmnopq",
+            "abcdefghijklmnopr", "ábcdefghijklmno", "50%", "50%25", "a b",
+        ]
+        let edgeFields = (0..<30).map { step in (edges[step * 7 % edges.count], "\(step)") }
+        let edgeBody = try form(edgeFields)
+        let edgeExpected = Dictionary(grouping: edgeFields, by: \.0).mapValues { $0.map(\.1) }
+        for size in [5, 4096] {
+            let parts = try chunkStream(try edgeBody.bytes(), size: size).multipartParts(
+                contentType: edgeBody.contentType)
+            #expect(try await MultipartFormDecoder().decode([String: [String]].self, from: parts) == edgeExpected)
+        }
+        #expect(
+            try await withForm(edgeBody) { try MultipartFormDecoder().decode([String: [String]].self, from: $0) }
+                == edgeExpected)
+
         // A value sent twice under two spellings is still a list, not one value: the error quotes a name as sent.
         struct One: Decodable { var a: String }
         await #expect {

@@ -136,7 +136,8 @@ extension FormNode {
 /// A name seen before is one comparison when it comes where it came last time (forms repeat their names in one
 /// order); from the parser's bytes, a name seen recently is a short hash and a comparison; else it is one lookup
 /// (Swift's seeded hashing keeps a flood of names linear). A wrong guess costs one comparison: names crafted to
-/// collide in the 64 slots only make the lookup run.
+/// collide in the 64 slots only make the lookup run. A name of at most 16 bytes comes packed in two words
+/// (``ShortName``), so that each comparison and hash is a few instructions and reading it retains nothing.
 struct FormTreeBuilder {
     private struct Node {
         var leaves = FormLeaves()
@@ -160,6 +161,8 @@ struct FormTreeBuilder {
     private struct Placement {
         let place: Place
         let utf8: [UInt8]
+        /// The name packed, when it is short.
+        let short: ShortName?
         var next = -1
     }
 
@@ -203,6 +206,25 @@ struct FormTreeBuilder {
         return place
     }
 
+    /// Where the value of a field named by the short name `short` goes: as ``place(utf8:partIndex:)``, with two
+    /// words compared and hashed instead of bytes.
+    ///
+    /// - Throws: what ``place(_:partIndex:)`` throws.
+    mutating func place(short: ShortName, partIndex: Int) throws -> Place {
+        if last >= 0, case let next = placements[last].next, next >= 0, placements[next].short == short {
+            last = next
+            return placements[next].place
+        }
+        let slot = short.slot
+        if case let guess = recent[slot], guess >= 0, placements[guess].short == short {
+            follow(with: guess)
+            return placements[guess].place
+        }
+        let place = try place(short.string, partIndex: partIndex)
+        if last >= 0 { recent[slot] = last }
+        return place
+    }
+
     /// Where the value of a field named `name` goes.
     ///
     /// - Throws: ``MultipartError/Code/limitExceeded`` when the name nests deeper than `limits.maxDepth` or makes
@@ -237,7 +259,7 @@ struct FormTreeBuilder {
                 last = -1
                 return place
             }
-            placements.append(Placement(place: place, utf8: Array(name.utf8)))
+            placements.append(Placement(place: place, utf8: Array(name.utf8), short: ShortName(name.utf8)))
             structureBytes += MultipartFormDecoder.nameOverhead + 2 * name.utf8.count
             found = placements.count - 1
             placementByName[name] = found
