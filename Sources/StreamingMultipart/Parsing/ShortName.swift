@@ -21,11 +21,7 @@ struct ShortName: Equatable {
         for index in 0..<bytes.count {
             let byte = bytes[index]
             guard byte != UInt8(ascii: "%") else { return nil }
-            if index < 8 {
-                low |= UInt64(byte) &<< (8 * index)
-            } else {
-                high |= UInt64(byte) &<< (8 * (index - 8))
-            }
+            put(byte, at: index)
         }
     }
 
@@ -33,12 +29,15 @@ struct ShortName: Equatable {
     init?(_ utf8: String.UTF8View) {
         guard utf8.count <= Self.capacity else { return nil }
         count = utf8.count
-        for (index, byte) in utf8.enumerated() {
-            if index < 8 {
-                low |= UInt64(byte) &<< (8 * index)
-            } else {
-                high |= UInt64(byte) &<< (8 * (index - 8))
-            }
+        for (index, byte) in utf8.enumerated() { put(byte, at: index) }
+    }
+
+    /// Sets the byte at `index`, in `low` for the first eight, else in `high`.
+    private mutating func put(_ byte: UInt8, at index: Int) {
+        if index < 8 {
+            low |= UInt64(byte) &<< (8 * index)
+        } else {
+            high |= UInt64(byte) &<< (8 * (index - 8))
         }
     }
 
