@@ -192,18 +192,9 @@ struct FormTreeBuilder {
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
     mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
-        if last >= 0, case let next = placements[last].next, next >= 0, Self.equal(placements[next].utf8, name) {
-            last = next
-            return placements[next].place
-        }
         let slot = Self.slot(name)
-        if case let guess = recent[slot], guess >= 0, Self.equal(placements[guess].utf8, name) {
-            follow(with: guess)
-            return placements[guess].place
-        }
-        let place = try place(String(decodingUTF8: name), partIndex: partIndex)
-        if last >= 0 { recent[slot] = last }
-        return place
+        if let guessed = guess(slot: slot, isNamed: { Self.equal($0.utf8, name) }) { return guessed }
+        return try place(String(decodingUTF8: name), partIndex: partIndex, slot: slot)
     }
 
     /// Where the value of a field named by the short name `short` goes: as ``place(utf8:partIndex:)``, with two
@@ -211,16 +202,28 @@ struct FormTreeBuilder {
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
     mutating func place(short: ShortName, partIndex: Int) throws -> Place {
-        if last >= 0, case let next = placements[last].next, next >= 0, placements[next].short == short {
+        if let guessed = guess(slot: short.slot, isNamed: { $0.short == short }) { return guessed }
+        return try place(short.string, partIndex: partIndex, slot: short.slot)
+    }
+
+    /// The place of the name `isNamed` recognizes, when it is the one that followed the name before last time, or
+    /// the one last placed in `slot`; nil when neither is.
+    @inline(__always)
+    private mutating func guess(slot: Int, isNamed: (borrowing Placement) -> Bool) -> Place? {
+        if last >= 0, case let next = placements[last].next, next >= 0, isNamed(placements[next]) {
             last = next
             return placements[next].place
         }
-        let slot = short.slot
-        if case let guess = recent[slot], guess >= 0, placements[guess].short == short {
+        if case let guess = recent[slot], guess >= 0, isNamed(placements[guess]) {
             follow(with: guess)
             return placements[guess].place
         }
-        let place = try place(short.string, partIndex: partIndex)
+        return nil
+    }
+
+    /// ``place(_:partIndex:)`` for a name the guesses missed, which then fills its hash slot.
+    private mutating func place(_ name: String, partIndex: Int, slot: Int) throws -> Place {
+        let place = try place(name, partIndex: partIndex)
         if last >= 0 { recent[slot] = last }
         return place
     }
