@@ -148,6 +148,18 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .testTarget(
+            // One redirect table through both one-call uploads, URLSession's and AsyncHTTPClient's.
+            name: "UploadRedirectTests",
+            dependencies: [
+                "StreamingMultipartURLSession", "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
             // The signer against AWS's Signature Version 4 suite and botocore; the store against moto's S3.
             name: "StreamingMultipartS3Tests",
             dependencies: [

@@ -33,7 +33,9 @@ extension HTTPClient {
     /// Between attempts (``MultipartUploadOptions``):
     /// - 307 and 308 send the same request with the whole body again, produced anew from its parts; 301 and 302
     ///   answering a POST, and 303, continue with a GET without a body. At most
-    ///   ``MultipartUploadOptions/maxRedirects``.
+    ///   ``MultipartUploadOptions/maxRedirects``. A redirect to another scheme, host or port drops `Authorization`,
+    ///   `Cookie` and `Proxy-Authorization`; one from `https` to `http` is not followed (the redirect is the answer)
+    ///   unless ``MultipartUploadOptions/allowsInsecureRedirects``. The URLSession upload follows the same table.
     /// - A connection refused, reset or closed before the answer, a timeout, and the answers 408, 429 and 5xx (but
     ///   501 and 505) are tried again `MultipartRetry.attempts` times, after `Retry-After` when the
     ///   answer has one, else after the backoff. The last answer is returned; the last error is thrown.
@@ -71,8 +73,8 @@ extension HTTPClient {
         while true {
             try _Concurrency.Task.checkCancellation()
             var request = HTTPClientRequest(url: plan.url.absoluteString)
-            request.method = plan.method
-            request.headers = plan.headers
+            request.method = plan.httpMethod
+            request.headers = plan.httpHeaders
             if plan.sendsBody {
                 request.body = body.httpClientRequestBody(
                     size: options.bufferSize, compression: options.compression, throttle: options.throttle,
@@ -87,9 +89,12 @@ extension HTTPClient {
                 try await Self.wait(delay, reason: reason, plan: plan, options: options)
                 continue
             }
-            switch try plan.next(afterStatus: Int(response.status.code), headers: response.headers) {
+            switch plan.next(afterStatus: Int(response.status.code), headers: response.headers) {
             case .finish:
                 return response
+            case .redirectLimitReached:
+                await Self.discard(response)
+                throw HTTPClientError.redirectLimitReached  // as AsyncHTTPClient's own redirects do
             case .retry(let delay, let reason):
                 await Self.discard(response)
                 try await Self.wait(delay, reason: reason, plan: plan, options: options)

@@ -16,8 +16,12 @@ public struct MultipartUploadOptions: Sendable {
     ///
     /// 307 and 308 send the same method and the whole body again, re-created from its parts, never buffered;
     /// 301, 302 and 303 answering a POST continue with a GET without a body, as curl and browsers do. A redirect to
-    /// another origin drops `Authorization`, `Cookie` and `Proxy-Authorization`, as curl does.
+    /// another origin (scheme, host or port) drops `Authorization`, `Cookie` and `Proxy-Authorization`, as curl
+    /// does, and they stay dropped for the rest of the upload.
     public var maxRedirects: Int = 10
+    /// Whether a redirect from `https` to `http` is followed; by default it is not, and the redirect is the answer
+    /// (the body and what the request says would otherwise cross the network in the clear).
+    public var allowsInsecureRedirects: Bool = false
     /// The most time one attempt may take until the response's head has arrived; nil for no limit.
     public var timeout: Duration? = nil
     /// Sends `Expect: 100-continue` for a body longer than this, or of unknown length (curl's rule, 1 MiB); nil

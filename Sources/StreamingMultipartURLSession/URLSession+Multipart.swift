@@ -23,13 +23,16 @@ extension URLSession {
     ///   kernel) and sent with `upload(for:fromFile:)`; the file is removed when the call returns or throws,
     ///   cancelled or not. The upload needs room for one copy of the body there.
     /// - On Apple platforms the body streams with its `Content-Length`: nothing is written to disk.
-    /// - A 307 or 308 is followed here, up to 10 times, by sending the request with its whole body to the new URL
-    ///   (URLSession would resend it without the body); a redirect to another origin drops `Authorization`. 301,
-    ///   302 and 303 are URLSession's to follow, as a GET without the body.
+    /// - Redirects are followed here, not by URLSession, up to 10 (then `URLError(.httpTooManyRedirects)`), by the
+    ///   table the AsyncHTTPClient upload follows too, curl's `-L` as the model: 307 and 308 send the request with
+    ///   its whole body again to the new URL; 301 and 302 answering a POST, and 303, continue with a GET without
+    ///   the body. A redirect to another scheme, host or port drops `Authorization`, `Cookie` and
+    ///   `Proxy-Authorization` (the request's, and those of the configuration's `httpAdditionalHeaders`) for the
+    ///   rest of the upload; one from `https` to `http` is not followed: the redirect is the answer.
     /// - With `retry`, a connection refused, lost or timed out and the answers 408, 429 and 5xx (but 501 and 505)
     ///   are tried again, after `Retry-After` when the answer has one, else after the backoff; the last answer is
     ///   returned, the last error thrown. On Apple platforms a body that cannot be produced again (one holding a
-    ///   ready-made `InputStream`) is sent once: nothing is retried, and a 307 or 308 is returned as it came.
+    ///   ready-made `InputStream`) is sent once: it is not retried, and a 307 or 308 is returned as it came.
     ///
     /// The upload runs in a session made from this session's `configuration` (its headers, timeouts, cookie and
     /// credential storage), with a delegate of its own. A request whose method is GET (`URLRequest`'s default) is
@@ -65,7 +68,9 @@ extension URLSession {
         #endif
         // A session of this one's configuration, the delegate both the session's (swift-corelibs-foundation asks
         // only a session delegate about redirects) and the task's (it tells only a task delegate of bytes sent).
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        let session = URLSession(
+            configuration: Self.credentialsMoved(from: configuration, into: &request), delegate: delegate,
+            delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         // On Linux the body file is sent again; on Apple platforms the stream is produced again from the parts.
         #if canImport(FoundationNetworking)
@@ -73,45 +78,65 @@ extension URLSession {
         #else
         let canSendAgain = body.isReproducible
         #endif
-        var redirects = 0
-        var retries = 0
+        var plan = UploadPlan(
+            url: request.url ?? URL(fileURLWithPath: "/"), method: request.httpMethod ?? "POST",
+            headers: (request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }, bodyIsReproducible: canSendAgain,
+            retry: retry, maxRedirects: Self.maxMultipartRedirects)
         while true {
             try Task.checkCancellation()
+            var attempt = request  // its timeout, cache and cellular settings kept
+            attempt.url = plan.url
+            attempt.httpMethod = plan.method
+            attempt.allHTTPHeaderFields = Dictionary(plan.headers, uniquingKeysWith: { first, _ in first })
             let data: Data
             let response: URLResponse
             do {
-                #if canImport(FoundationNetworking)
-                (data, response) = try await session.upload(for: request, fromFile: file, delegate: delegate)
-                #else
-                request.httpBodyStream = body.makeInputStream(compression: compression)
-                (data, response) = try await session.data(for: request, delegate: delegate)
-                #endif
-            } catch let error as URLError where Self.isTransient(error) && canSendAgain {
-                guard let delay = retry.backoff(afterRetries: retries) else { throw error }
-                retries += 1
+                if !plan.sendsBody {
+                    attempt.httpBodyStream = nil
+                    (data, response) = try await session.data(for: attempt, delegate: delegate)
+                } else {
+                    #if canImport(FoundationNetworking)
+                    (data, response) = try await session.upload(for: attempt, fromFile: file, delegate: delegate)
+                    #else
+                    attempt.httpBodyStream = body.makeInputStream(compression: compression)
+                    (data, response) = try await session.data(for: attempt, delegate: delegate)
+                    #endif
+                }
+            } catch let error as URLError {
+                let reason = Self.isTransient(error) ? "\(error.code)" : nil
+                guard case .retry(let delay, _)? = plan.next(afterFailure: reason) else { throw error }
                 try await Task.sleep(for: delay)
                 continue
             }
-            guard let http = response as? HTTPURLResponse, canSendAgain else { return (data, response) }
-            if MultipartRetry.isTransient(status: http.statusCode), let backoff = retry.backoff(afterRetries: retries) {
-                retries += 1
-                let retryAfter = http.value(forHTTPHeaderField: "Retry-After")
-                try await Task.sleep(for: retry.delay(retryAfter: retryAfter, backoff: backoff))
-                continue
+            guard let http = response as? HTTPURLResponse else { return (data, response) }
+            // Every redirect comes back here (the delegate stops URLSession from following any), so that the one
+            // table decides it.
+            switch plan.next(afterStatus: http.statusCode, header: { http.value(forHTTPHeaderField: $0) }) {
+            case .finish: return (data, response)
+            case .retry(let delay, _): try await Task.sleep(for: delay)
+            case .redirect: continue
+            case .redirectLimitReached: throw URLError(.httpTooManyRedirects)
             }
-            // 307 and 308 come back here (the delegate stops URLSession, which would resend without the body):
-            // the same request goes to the new URL, its body produced again.
-            guard http.statusCode == 307 || http.statusCode == 308, redirects < Self.maxMultipartRedirects,
-                let location = http.value(forHTTPHeaderField: "Location"),
-                let next = URL(string: location, relativeTo: request.url)?.absoluteURL,
-                next.scheme == "http" || next.scheme == "https"
-            else { return (data, response) }
-            redirects += 1
-            if next.host != request.url?.host || next.port != request.url?.port || next.scheme != request.url?.scheme {
-                request.setValue(nil, forHTTPHeaderField: "Authorization")  // as URLSession and curl do
-            }
-            request.url = next
         }
+    }
+
+    /// A copy of `configuration` whose extra headers carry no credentials: those move into `request` (where the
+    /// request has none of its own), so that the redirect table drops them at a change of origin as it drops the
+    /// request's own.
+    static func credentialsMoved(
+        from configuration: URLSessionConfiguration, into request: inout URLRequest
+    ) -> URLSessionConfiguration {
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        guard var extra = copy.httpAdditionalHeaders else { return copy }
+        for (key, value) in extra {
+            guard let name = key as? String, let value = value as? String,
+                UploadPlan.credentialHeaders.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame })
+            else { continue }
+            extra[key] = nil
+            if request.value(forHTTPHeaderField: name) == nil { request.setValue(value, forHTTPHeaderField: name) }
+        }
+        copy.httpAdditionalHeaders = extra
+        return copy
     }
 
     /// Whether a failed attempt is worth another: the connection was refused, lost or timed out.
@@ -119,7 +144,7 @@ extension URLSession {
         [.cannotConnectToHost, .networkConnectionLost, .timedOut].contains(error.code)
     }
 
-    /// The most 307 and 308 redirects ``upload(_:for:compression:retry:temporaryDirectory:progress:)`` follows.
+    /// The most redirects ``upload(_:for:compression:retry:temporaryDirectory:progress:)`` follows.
     static let maxMultipartRedirects = 10
 }
 
@@ -147,13 +172,14 @@ final class MultipartUploadDelegate: NSObject, URLSessionTaskDelegate, Sendable 
         progress?(MultipartBody.Progress(completedBytes: totalBytesSent, totalBytes: total, partIndex: nil))
     }
 
-    /// Lets URLSession follow 301, 302 and 303 (a GET without the body); 307 and 308 return to the upload, which
-    /// sends the body again itself.
+    /// Follows no redirect: each returns to the upload, whose plan decides the next request (URLSession would
+    /// copy every header, credentials included, to any host, and on Linux never completes a 301, 302 or 303 of an
+    /// upload from a file).
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(response.statusCode == 307 || response.statusCode == 308 ? nil : request)
+        completionHandler(nil)
     }
 
     /// A new stream of the body, or none for a body that cannot be produced again (URLSession then fails the task

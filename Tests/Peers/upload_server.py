@@ -4,7 +4,9 @@
 Prints its port on the first line, then answers each POST or PUT with JSON: the method, the request's Content-Length,
 Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see read_forms.py). Reads
 chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
-A GET gets {"method": "GET"}. Exits when standard input closes, so it never outlives the test that started it.
+A GET gets {"method": "GET"} with its headers. A request to /redirect/CODE?to=URL (any method) has its body read,
+then is answered CODE with Location: URL (the redirect-table tests). Exits when standard input closes, so it never
+outlives the test that started it.
 
     python3 upload_server.py [--tls CERT.pem KEY.pem]      HTTPS with that certificate
 """
@@ -13,6 +15,7 @@ import json
 import os
 import sys
 import threading
+import urllib.parse
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,7 +38,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
+    def redirected(self):
+        """Answers /redirect/CODE?to=URL with CODE and Location: URL; False for any other path."""
+        path, _, query = self.path.partition("?")
+        if not path.startswith("/redirect/"):
+            return False
+        self.read_body()
+        location = urllib.parse.parse_qs(query).get("to", [""])[0]
+        self.send_response(int(path.rsplit("/", 1)[1]))
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
     def do_POST(self):
+        if self.redirected():
+            return
         body = self.read_body()
         both = self.headers.get("Content-Length") is not None and self.headers.get("Transfer-Encoding") is not None
         reply = {
@@ -71,7 +89,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_PUT = do_POST
 
     def do_GET(self):
-        data = json.dumps({"method": "GET", "received": 0}).encode()
+        if self.redirected():
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        data = json.dumps({"method": "GET", "headers": headers, "received": 0}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
