@@ -9,14 +9,22 @@ import StreamingMultipart
 /// parameters right after `type=` belong to the type (`;type=text/plain; charset=utf-8`). Values may be
 /// double-quoted (with `\"` and `\\`) to hold `;` or start with `@` or `<`. `--form-string name=value` is taken
 /// literally. `-F 'name=@a,b'` sends the files nested in one `multipart/mixed` part, as curl does (RFC 7578 §4.3
-/// deprecates it; a note says so); a quoted path keeps its commas.
+/// deprecates it; a note says so); a quoted path keeps its commas. As in curl, a file's parameters end at the comma
+/// that starts the next file: `-F 'f=@a.txt;type=x/a,b.txt'` is `a.txt` typed `x/a`, then `b.txt`.
 struct FormSpec {
     enum Source: Equatable {
         case text(String)
         case file(String)
         case fileContent(String)
         /// `@a,b`: several files in one multipart/mixed part.
-        case files([String])
+        case files([ListedFile])
+    }
+
+    /// One file of `@a,b`, with the parameters written after it.
+    struct ListedFile: Equatable {
+        var path: String
+        var contentType: String?
+        var filename: String?
     }
 
     var name: String
@@ -36,49 +44,73 @@ struct FormSpec {
         }
         name = String(argument[..<equals])
         var scanner = Scanner(argument[argument.index(after: equals)...])
+        var parameters = Parameters()
         switch scanner.peek() {
         case "@":
             scanner.advance()
-            let quoted = scanner.peek() == "\""
-            let path = try scanner.word()
-            let paths = path.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            source = !quoted && paths.count > 1 ? .files(paths) : .file(path)
+            var files: [ListedFile] = []
+            repeat {
+                let path = try scanner.word(endingAtComma: true)
+                let own = try Parameters(&scanner, of: argument, endingAtComma: true)
+                files.append(ListedFile(path: path, contentType: own.contentType, filename: own.filename))
+                parameters.headers += own.headers
+            } while scanner.skip(",")
+            if files.count == 1 {
+                source = .file(files[0].path)
+                (parameters.contentType, parameters.filename) = (files[0].contentType, files[0].filename)
+            } else if parameters.headers.isEmpty {
+                source = .files(files)
+            } else {
+                throw ParseError(
+                    description: "-F \(argument.debugDescription): headers= is not taken with a list of files; send "
+                        + "each file as its own -F")
+            }
         case "<":
             scanner.advance()
             source = .fileContent(try scanner.word())
+            parameters = try Parameters(&scanner, of: argument, endingAtComma: false)
         default:
             source = .text(try scanner.word())
+            parameters = try Parameters(&scanner, of: argument, endingAtComma: false)
         }
-        var lastKey = ""
-        while !scanner.isAtEnd {
-            guard scanner.peek() == ";" else {
-                throw ParseError(
-                    description: "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)"
-                )
+        (contentType, filename, headers) = (parameters.contentType, parameters.filename, parameters.headers)
+    }
+
+    /// The `;key=value` parameters after a part's content.
+    private struct Parameters {
+        var contentType: String?
+        var filename: String?
+        var headers: [String] = []
+
+        init() {}
+
+        /// Reads them; for a file, a comma ends them (the next file follows it).
+        init(_ scanner: inout Scanner, of argument: String, endingAtComma: Bool) throws {
+            var lastKey = ""
+            while !scanner.isAtEnd, !(endingAtComma && scanner.peek() == ",") {
+                guard scanner.skip(";") else {
+                    throw ParseError(
+                        description:
+                            "-F \(argument.debugDescription): expected ';' before \(scanner.rest.debugDescription)")
+                }
+                scanner.skipSpaces()
+                let key = scanner.key().lowercased()
+                let value = try scanner.word(endingAtComma: endingAtComma)
+                switch key {
+                case "type": contentType = value
+                case "filename": filename = value
+                case "headers": headers.append(value)
+                case _ where lastKey == "type":
+                    // A parameter of the type, as curl reads `;type=text/plain; charset=utf-8`.
+                    contentType? += "; \(key)=\(value)"
+                    continue
+                default:
+                    throw ParseError(
+                        description: "-F \(argument.debugDescription): unknown parameter \(key.debugDescription); "
+                            + "quote a value that holds ';', or use --form-string")
+                }
+                lastKey = key
             }
-            scanner.advance()
-            scanner.skipSpaces()
-            let key = scanner.key().lowercased()
-            let value = try scanner.word()
-            switch key {
-            case "type": contentType = value
-            case "filename": filename = value
-            case "headers": headers.append(value)
-            case _ where lastKey == "type":
-                // A parameter of the type, as curl reads `;type=text/plain; charset=utf-8`.
-                contentType? += "; \(key)=\(value)"
-                continue
-            default:
-                throw ParseError(
-                    description: "-F \(argument.debugDescription): unknown parameter \(key.debugDescription); "
-                        + "quote a value that holds ';', or use --form-string")
-            }
-            lastKey = key
-        }
-        if case .files = source, contentType != nil || filename != nil || !headers.isEmpty {
-            throw ParseError(
-                description: "-F \(argument.debugDescription): type=, filename= and headers= are not taken with a list "
-                    + "of files; send each file as its own -F")
         }
     }
 
@@ -98,8 +130,8 @@ struct FormSpec {
         var filename = filename
         var contentType = contentType
         switch source {
-        case .files(let paths):
-            return try mixedPart(paths)
+        case .files(let files):
+            return try mixedPart(files)
         case .text(let text):
             content = .text(text)
         case .fileContent(let path):
@@ -122,13 +154,14 @@ struct FormSpec {
     }
 
     /// `@a,b`: the files nested in one multipart/mixed part, with a note that RFC 7578 deprecates it.
-    private func mixedPart(_ paths: [String]) throws -> MultipartPart {
-        let files = try paths.map { path in
-            let filename = URL(fileURLWithPath: path).lastPathComponent
-            return (try Self.content(path), filename, MultipartPart.contentType(forFilename: filename))
+    private func mixedPart(_ listed: [ListedFile]) throws -> MultipartPart {
+        let files = try listed.map { file in
+            let filename = file.filename ?? URL(fileURLWithPath: file.path).lastPathComponent
+            let type = file.contentType ?? MultipartPart.contentType(forFilename: filename)
+            return (try Self.content(file.path), filename, type)
         }
         let note =
-            "multipart: note: -F \(name)=@\(paths.joined(separator: ",")) sends the files nested in one "
+            "multipart: note: -F \(name)=@\(listed.map(\.path).joined(separator: ",")) sends the files nested in one "
             + "multipart/mixed part, as curl does; RFC 7578 §4.3 deprecates it and many servers read it as one "
             + "field. Send each file as its own -F \(name)=@FILE.\n"
         FileHandle.standardError.write(Data(note.utf8))
@@ -160,6 +193,13 @@ private struct Scanner {
     mutating func advance() { text.removeFirst() }
     mutating func skipSpaces() { text = text.drop(while: { $0 == " " }) }
 
+    /// Steps past `character` when it comes next.
+    mutating func skip(_ character: Character) -> Bool {
+        guard text.first == character else { return false }
+        text.removeFirst()
+        return true
+    }
+
     /// A parameter name, up to and past its `=`.
     mutating func key() -> String {
         let key = text.prefix(while: { $0 != "=" && $0 != ";" })
@@ -168,10 +208,11 @@ private struct Scanner {
         return String(key)
     }
 
-    /// A value: a double-quoted string with `\` escapes, or everything up to the next `;`.
-    mutating func word() throws -> String {
+    /// A value: a double-quoted string with `\` escapes, or everything up to the next `;` (or `,`, when
+    /// `endingAtComma`: in a list of files).
+    mutating func word(endingAtComma: Bool = false) throws -> String {
         guard text.first == "\"" else {
-            let word = text.prefix(while: { $0 != ";" })
+            let word = text.prefix(while: { $0 != ";" && !(endingAtComma && $0 == ",") })
             text = text.dropFirst(word.count)
             return String(word)
         }

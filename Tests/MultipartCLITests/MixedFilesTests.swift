@@ -57,11 +57,22 @@ struct MixedFilesTests {
         #expect(result.stderr.contains("Content-Length: \(result.stdout.count)\n"), "the exact length, up front")
     }
 
-    /// The same arguments through curl, caught by a socket in Python: the same bytes but for the boundaries.
-    @Test(.enabled(if: executableOnPath("curl") != nil && Peers.python3(with: []) != nil, "needs curl and python3"))
-    func curlSendsTheSameBody() throws {
+    /// The `-F` arguments compared with curl: a list of files, and a list whose files have parameters of their
+    /// own (a comma ends a file's parameters).
+    static let curlForms: [String] = {
         let notes = Repository.input("notes.txt").path
         let blob = Repository.input("blob.bin").path
+        return [
+            "f=@\(notes),\(blob)", "f=@\(notes);type=x/a,\(blob)", "f=@\(notes),\(blob);filename=b.dat;type=x/b",
+            "f=@\(notes);type=text/plain; charset=utf-8,\(blob)",
+        ]
+    }()
+
+    /// The same arguments through curl, caught by a socket in Python: the same bytes but for the boundaries.
+    @Test(
+        .enabled(if: executableOnPath("curl") != nil && Peers.python3(with: []) != nil, "needs curl and python3"),
+        arguments: curlForms)
+    func curlSendsTheSameBody(form: String) throws {
         let catcher = """
             import socket, subprocess, sys, threading
             listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen(1)
@@ -78,10 +89,10 @@ struct MixedFilesTests {
                             "http://127.0.0.1:%d/" % listener.getsockname()[1]], check=True)
             thread.join(); sys.stdout.buffer.write(caught[0])
             """
-        let curl = try runProgram(
-            try #require(Peers.python3(with: [])), ["-c", catcher, "f=@\(notes),\(blob)"])
+        let curl = try runProgram(try #require(Peers.python3(with: [])), ["-c", catcher, form])
         #expect(curl.status == 0, "\(curl.stderr)")
-        let ours = try multipart(["build", "-F", "f=@\(notes),\(blob)", "-F", "g=text"])
+        let ours = try multipart(["build", "-F", form, "-F", "g=text"])
+        #expect(ours.status == 0, "\(ours.stderr)")
         #expect(try Self.normalized(ours.stdout) == (try Self.normalized(curl.stdout)))
     }
 
@@ -126,9 +137,15 @@ struct MixedFilesTests {
         #expect(try Data(contentsOf: folder.url.appendingPathComponent("0.1-notes.txt")) == notesBytes)
     }
 
-    @Test func aListOfFilesTakesNoParameters() throws {
+    /// `type=` and `filename=` belong to the file they follow; `headers=` is refused in a list.
+    @Test func eachFileOfAListTakesItsOwnParameters() throws {
         let notes = Repository.input("notes.txt").path
-        let result = try multipart(["build", "-F", "f=@\(notes),\(notes);type=text/x"])
+        let typed = try multipart(["build", "-F", "f=@\(notes);type=x/a,\(notes);filename=n.txt"])
+        #expect(typed.status == 0, "\(typed.stderr)")
+        let text = String(decoding: typed.stdout, as: UTF8.self)
+        #expect(text.contains("filename=\"notes.txt\"\r\nContent-Type: x/a\r\n"), "\(text.prefix(600))")
+        #expect(text.contains("filename=\"n.txt\"\r\nContent-Type: text/plain\r\n"), "\(text.prefix(600))")
+        let result = try multipart(["build", "-F", "f=@\(notes),\(notes);headers=X-A: 1"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("not taken with a list of files"), "\(result.stderr)")
         let quoted = try multipart(["build", "-F", "f=@\"\(notes),x\""])
