@@ -217,6 +217,61 @@ import Testing
         #expect(repeated.cause?.code == .limitExceeded)
     }
 
+    /// A recursive type, as deep as a name may nest.
+    final class Chain: Decodable, Sendable {
+        let next: Chain?
+        let value: String?
+
+        /// How many levels hang from this one.
+        var depth: Int {
+            var depth = 0
+            var link = next
+            while let current = link {
+                depth += 1
+                link = current.next
+            }
+            return depth
+        }
+    }
+
+    /// `maxDepth` set high stops at 512 levels, JSONDecoder's limit, so that a long name cannot nest a recursive
+    /// type past the stack; 512 levels decode, from the parts and from a spooled form, on a task's thread.
+    @Test func maxDepthStopsAtTheCeilingAndTheCeilingDecodes() async throws {
+        var decoder = MultipartFormDecoder()
+        decoder.limits.maxDepth = 1_000_000
+        #expect(decoder.limits.maxDepth == MultipartFormDecoder.Limits.depthCeiling)
+        #expect(MultipartFormDecoder.Limits(maxDepth: 5_000).maxDepth == 512)
+        var longHeaders = MultipartSpooler.Limits.untimed
+        longHeaders.parser.maxHeaderBytesPerPart = 1 << 20
+        for (levels, fits) in [(511, true), (5_000, false)] {
+            let name = "next" + String(repeating: "[next]", count: levels - 1) + "[value]"
+            let bytes = Array("--B\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\nend\r\n--B--\r\n".utf8)
+            let contentType = "multipart/form-data; boundary=B"
+            let fromParts = await Task {
+                let parts = try chunkStream(bytes, size: 4096).multipartParts(
+                    contentType: contentType, limits: longHeaders.parser)
+                return try await decoder.decode(Chain.self, from: parts)
+            }.result
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let form = try await MultipartSpooler(directory: folder.url, limits: longHeaders)
+                .spool(chunkStream(bytes, size: 4096), contentType: contentType)
+            let fromForm = await Task { try decoder.decode(Chain.self, from: form) }.result
+            for result in [fromParts, fromForm] {
+                switch result {
+                case .success(let chain):
+                    #expect(fits && chain.depth == levels, "\(levels) levels")
+                case .failure(let error):
+                    guard case DecodingError.dataCorrupted(let context) = error else {
+                        Issue.record("\(levels) levels: \(error)")
+                        continue
+                    }
+                    #expect(!fits && context.debugDescription.contains("deeper than 512 levels"), "\(context)")
+                }
+            }
+        }
+    }
+
     @Test func aTextFormDecodesStraightFromItsParts() async throws {
         struct Settings: Decodable, Equatable {
             var name: String

@@ -64,7 +64,7 @@ final class FormDecoding {
         case .leaf(let owner, let position)?: return (owner, position)
         case .node(let found)?: node = found
         case nil:
-            if case .key(let key)? = path.components.last {
+            if case .key(let key)? = path.lastComponent {
                 throw DecodingError.keyNotFound(
                     FormCodingKey(stringValue: key),
                     .init(

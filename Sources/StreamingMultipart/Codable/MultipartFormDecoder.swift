@@ -43,14 +43,19 @@ public struct MultipartFormDecoder: Sendable {
     /// Bounds on the shapes a form's names may build, each failing the decoding cleanly when passed. The parser's
     /// and spooler's limits bound the number and size of fields before these apply.
     public struct Limits: Sendable, Hashable {
-        /// The most steps in a name: `a[b][c]` has 3. Default 32 (Rack's default).
-        public var maxDepth: Int
+        /// The most steps in a name: `a[b][c]` has 3. Default 32 (Rack's default); never more than
+        /// ``depthCeiling``, however high it is set, so that a recursive type cannot be made to nest past the stack.
+        public var maxDepth: Int {
+            didSet { maxDepth = min(maxDepth, Self.depthCeiling) }
+        }
+        /// The deepest a name may nest whatever ``maxDepth`` says: 512, JSONDecoder's limit on nesting.
+        public static let depthCeiling = 512
         /// The most items in one list, which also bounds an index (`items[9999]` is the last at the default
         /// 10,000): a hostile index allocates nothing.
         public var maxListLength: Int
 
         public init(maxDepth: Int = 32, maxListLength: Int = 10_000) {
-            self.maxDepth = maxDepth
+            self.maxDepth = min(maxDepth, Self.depthCeiling)
             self.maxListLength = maxListLength
         }
     }

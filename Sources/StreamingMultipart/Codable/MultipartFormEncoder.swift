@@ -98,7 +98,8 @@ final class FormEncoding {
 
     /// Appends the part `makePart` makes for the field name of `path`, after checking its keys.
     private func append(_ path: FormKeyPath, value: Any, _ makePart: (String) throws -> MultipartPart) throws {
-        guard !path.components.isEmpty, case .key = path.components[0] else {
+        let components = path.components
+        guard case .key? = components.first else {
             throw EncodingError.invalidValue(
                 value,
                 .init(
@@ -106,7 +107,7 @@ final class FormEncoding {
                     debugDescription: "a form's top level is an object with named fields, not \(type(of: value))"))
         }
         let reserved = keyStrategy.reserved
-        for case .key(let key) in path.components where key.isEmpty || key.contains(where: reserved.contains) {
+        for case .key(let key) in components where key.isEmpty || key.contains(where: reserved.contains) {
             let why =
                 key.isEmpty
                 ? "an empty key would read as a list item (`name[]`) or as no name"

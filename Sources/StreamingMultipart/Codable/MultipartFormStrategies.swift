@@ -69,16 +69,49 @@ public enum MultipartFormDateStrategy: Sendable {
 
 /// Where a value sits in a form: object keys and list indexes from the top, rendered into a field name by a
 /// ``MultipartFormKeyStrategy``.
-struct FormKeyPath: Sendable, Hashable {
+///
+/// A path is its last step and a shared reference to the path before it, so that going one level deeper costs one
+/// small allocation whatever the depth (a path copied whole at each level cost the square of the depth); the
+/// components and the coding path are put together only when asked for, for an error or a name.
+struct FormKeyPath: Sendable {
     enum Component: Sendable, Hashable {
         case key(String)
         case index(Int)
     }
 
-    var components: [Component] = []
+    /// One step, and the steps before it.
+    private final class Step: Sendable {
+        let component: Component
+        let parent: Step?
+
+        init(_ component: Component, parent: Step?) {
+            self.component = component
+            self.parent = parent
+        }
+    }
+
+    private let last: Step?
+
+    init() { last = nil }
+
+    private init(last: Step) { self.last = last }
 
     func appending(_ component: Component) -> FormKeyPath {
-        FormKeyPath(components: components + [component])
+        FormKeyPath(last: Step(component, parent: last))
+    }
+
+    /// The last step, if any.
+    var lastComponent: Component? { last?.component }
+
+    /// The steps from the top.
+    var components: [Component] {
+        var components: [Component] = []
+        var step = last
+        while let current = step {
+            components.append(current.component)
+            step = current.parent
+        }
+        return components.reversed()
     }
 
     /// The field name of a part that ends here. A list index names an item that holds more (`items[0][id]`), and
@@ -88,6 +121,7 @@ struct FormKeyPath: Sendable, Hashable {
     /// `items[0][id]` (`items[0].id`).
     func name(_ strategy: MultipartFormKeyStrategy) -> String {
         var name = ""
+        let components = components
         for (position, component) in components.enumerated() {
             switch component {
             case .key(let key) where position == 0:
