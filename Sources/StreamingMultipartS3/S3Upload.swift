@@ -11,7 +11,8 @@ import StreamingMultipart
 ///
 /// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
 /// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`:
-/// each part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies.
+/// each part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged to
+/// ``S3Configuration/memoryBudget`` 1 MiB at a time as it fills, so that all uploads together stay within it.
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
     struct Part: Sendable {
@@ -49,6 +50,8 @@ actor S3Upload: MultipartStoreWriter {
             let size = configuration.partSize(forPart: nextPart)
             let part = gathered ?? buffer(for: size)
             gathered = part
+            let reach = min(size, part.count + rest.count)
+            if reach > part.charged { try await charge(part, toHold: reach) }
             rest = rest.dropFirst(part.append(rest, upTo: size))
             if part.count == size {
                 gathered = nil
@@ -159,8 +162,28 @@ actor S3Upload: MultipartStoreWriter {
         while let candidate = spare.popLast() {
             if candidate.capacity >= size { return candidate }
         }
-        return PartBuffer(capacity: size)
+        return PartBuffer(capacity: size, budget: configuration.memoryBudget)
     }
+
+    /// Charges `part` to the memory budget for holding `count` bytes, 1 MiB at a time. When the budget has no room
+    /// now, this upload first gives back all it holds but the part (it waits for its parts in flight and drops its
+    /// spare buffers), so that no upload waits while holding more than the part it gathers.
+    ///
+    /// - Throws: ``MultipartError/Code/serverBusy`` when the budget has no room within its wait.
+    private func charge(_ part: PartBuffer, toHold count: Int) async throws {
+        let step = min(part.capacity, (count + Self.chargeStep - 1) / Self.chargeStep * Self.chargeStep) - part.charged
+        guard step > 0 else { return }
+        let budget = configuration.memoryBudget
+        if !budget.tryReserve(step) {
+            while !inFlight.isEmpty { try await collectOldest() }
+            spare = []
+            try await budget.reserve(step)
+        }
+        part.charged += step
+    }
+
+    /// The memory charged to the budget at a time.
+    static let chargeStep = 1 << 20
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
     /// part's hash is computed there too); the part is lent to its requests until S3 answers.
@@ -181,13 +204,20 @@ actor S3Upload: MultipartStoreWriter {
         }
     }
 
-    /// The headers that describe the object: its content type, and the client's filename and field name.
+    /// The headers that describe the object: the type it is stored as (from the allow-list) and its disposition,
+    /// and the client's type, filename and field name as metadata, percent-encoded (any text is then safe in a
+    /// header).
     private var objectHeaders: [(name: String, value: String)] {
-        [
-            ("Content-Type", file.contentType ?? "application/octet-stream"),
+        var headers = [
+            ("Content-Type", configuration.storedContentType(for: file.contentType)),
             ("x-amz-meta-filename", SigV4Signer.encode(file.filename, keepingSlash: false)),
             ("x-amz-meta-field", SigV4Signer.encode(file.name, keepingSlash: false)),
         ]
+        if let sent = file.contentType {
+            headers.append(("x-amz-meta-content-type", SigV4Signer.encode(sent, keepingSlash: false)))
+        }
+        if let disposition = configuration.contentDisposition { headers.append(("Content-Disposition", disposition)) }
+        return headers
     }
 
     private func object(etag: String?) -> MultipartStoredObject {

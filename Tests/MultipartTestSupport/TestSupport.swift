@@ -157,6 +157,10 @@ package final class Locked<Value>: @unchecked Sendable {
     package init(_ value: Value) { self.value = value }
     package func get() -> Value { lock.withLock { value } }
     package func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    /// Changes the value in place, under the lock: a read and a write no other thread comes between.
+    @discardableResult package func update<Result>(_ change: (inout Value) -> Result) -> Result {
+        lock.withLock { change(&value) }
+    }
 }
 
 /// The first `name` on PATH that is executable.

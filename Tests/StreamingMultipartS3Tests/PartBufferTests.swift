@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
+import StreamingMultipart
 import Testing
 
 @testable import StreamingMultipartS3
@@ -12,7 +13,7 @@ import Testing
     let bytes = (0..<(300 << 10)).map { UInt8(truncatingIfNeeded: $0 % 251) }
 
     @Test func appendTakesWhatFitsBelowTheLimitAndHashesWhatItHolds() {
-        let part = PartBuffer(capacity: 256 << 10)
+        let part = PartBuffer(capacity: 256 << 10, budget: .shared)
         #expect(part.append(bytes[0..<(100 << 10)], upTo: 200 << 10) == 100 << 10)
         // The limit, not the capacity, stops the second append.
         #expect(part.append(bytes[(100 << 10)...], upTo: 200 << 10) == 100 << 10)
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func aRequestReadsThePartInChunksThatAddUpToIt() async throws {
-        let part = PartBuffer(capacity: 300 << 10)
+        let part = PartBuffer(capacity: 300 << 10, budget: .shared)
         _ = part.append(bytes[...], upTo: 300 << 10)
         let loops = Array(HTTPClient.shared.eventLoopGroup.makeIterator())
         var sent: [UInt8] = []
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aLeaseEndedLetsGoOfThePartAndEndsItsBody() async throws {
-        var part = PartBuffer(capacity: 300 << 10)
+        var part = PartBuffer(capacity: 300 << 10, budget: .shared)
         _ = part.append(bytes[...], upTo: 300 << 10)
         let lease = PartLease(part)
         var iterator = S3Client.PartChunks(lease: lease, loops: []).makeAsyncIterator()

@@ -17,7 +17,8 @@ extension MultipartError {
     /// - 413 Content Too Large: ``Code/limitExceeded``.
     /// - 415 Unsupported Media Type: ``Code/invalidContentType`` (not multipart), ``Code/unsupportedContentEncoding``,
     ///   ``Code/unsupportedCharset``.
-    /// - 503 Service Unavailable: ``Code/cancelled`` (the server's task was cancelled, as when it shuts down).
+    /// - 503 Service Unavailable: ``Code/cancelled`` (the server's task was cancelled, as when it shuts down),
+    ///   ``Code/serverBusy`` (a shared budget had no room within its wait).
     /// - 507 Insufficient Storage: ``Code/insufficientStorage``; ``Code/writeFailed`` with `ENOSPC` or `EDQUOT` as its
     ///   cause.
     /// - 500 Internal Server Error: every other code: the server's own failures (a write that failed otherwise,
@@ -38,7 +39,7 @@ extension MultipartError {
         case .timedOut: return 408
         case .limitExceeded: return 413
         case .invalidContentType, .unsupportedContentEncoding, .unsupportedCharset: return 415
-        case .cancelled: return 503
+        case .cancelled, .serverBusy: return 503
         case .insufficientStorage: return 507
         case .writeFailed:
             let errno = (cause as? SystemCallError)?.errno

@@ -85,6 +85,9 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         public static let timedOut = Code("timedOut")
         /// The spooler's shared ``MultipartSpooler/DiskBudget`` is spent by the uploads in progress.
         public static let insufficientStorage = Code("insufficientStorage")
+        /// A budget the server shares among its uploads (a ``MultipartMemoryBudget``) had no room for this one
+        /// within its wait: the server is busy, and the client may try again later (HTTP 503).
+        public static let serverBusy = Code("serverBusy")
     }
 
     /// What kind of failure this is.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import StreamingMultipart
 
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +25,7 @@ import Darwin
 /// until that upload reuses it, which it does only when no other reference is left.
 ///
 /// ```swift
-/// let part = PartBuffer(capacity: 8 << 20)
+/// let part = PartBuffer(capacity: 8 << 20, budget: .shared)
 /// let taken = part.append(chunk, upTo: 8 << 20)   // bytes of `chunk` that fit
 /// let hash = part.sha256()
 /// ```
@@ -36,9 +37,14 @@ final class PartBuffer: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// Whether `base` came from `mmap` (else from the allocator, when the system refused a mapping).
     private let isMapped: Bool
+    /// The budget the buffer's memory is charged to, and the bytes charged: the most it has held (its pages stay
+    /// resident when it is emptied for the next part), given back when the buffer goes.
+    let budget: MultipartMemoryBudget
+    var charged = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, budget: MultipartMemoryBudget) {
         self.capacity = capacity
+        self.budget = budget
         let mapped = mmap(nil, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         if let mapped, mapped != UnsafeMutableRawPointer(bitPattern: -1) {  // MAP_FAILED
             base = mapped
@@ -51,6 +57,7 @@ final class PartBuffer: @unchecked Sendable {
 
     deinit {
         if isMapped { munmap(base, capacity) } else { base.deallocate() }
+        budget.release(charged)
     }
 
     /// Appends the first bytes of `bytes` that fit below `limit` (at most ``capacity``); returns how many it took.
