@@ -36,10 +36,23 @@ public struct S3Configuration: Sendable {
     /// Parts uploaded at once for one file. Memory for one file is at most `partSize × (concurrency + 1)` until the
     /// file passes ``partsBeforeGrowth`` parts (see ``partSize(forPart:)``). Default 4.
     public var concurrency: Int
+    /// The memory all uploads into S3 hold together, shared by every store given it: a part's buffer is charged to
+    /// it 1 MiB at a time as it fills, and an upload that finds no room waits, then fails with 503
+    /// (``StreamingMultipart/MultipartError/Code/serverBusy``). Default `MultipartMemoryBudget.shared` (256 MiB),
+    /// one for the whole process.
+    public var memoryBudget: MultipartMemoryBudget
     /// How many times a failed part (or a failed `PutObject`) is sent again, with backoff from
     /// ``retryBackoff``, doubling. Default 3.
     public var retries: Int
     public var retryBackoff: Duration
+    /// The media types an object may be stored as (`type/subtype`, lower case): a file whose client-sent type is
+    /// one of them is stored with it, any other as `application/octet-stream`, so that a browser that opens the
+    /// object never runs what a client called `text/html` or `image/svg+xml`. The type as sent is kept in
+    /// `x-amz-meta-content-type`, percent-encoded. Default ``sniffingSafeTypes``.
+    public var storedContentTypes: Set<String>
+    /// The `Content-Disposition` every object is stored with; `attachment` by default (a browser downloads it
+    /// rather than showing it), nil for none.
+    public var contentDisposition: String?
     /// The object key for a file: by default ``prefix`` and 32 hex digits from the system's CSPRNG, never the
     /// client's filename (which goes into `x-amz-meta-filename`, percent-encoded).
     public var key: @Sendable (MultipartStoreFile) -> String
@@ -74,7 +87,28 @@ public struct S3Configuration: Sendable {
         concurrency = 4
         retries = 3
         retryBackoff = .milliseconds(200)
+        memoryBudget = .shared
+        storedContentTypes = Self.sniffingSafeTypes
+        contentDisposition = "attachment"
         key = { _ in prefix + Self.randomName() }
+    }
+
+    /// Images, audio, video, PDF, archives and plain text: types a browser shows (or saves) and never runs as a
+    /// page or script. Not HTML, SVG, XML, XHTML, JavaScript or anything else that can carry script.
+    public static let sniffingSafeTypes: Set<String> = [
+        "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/heic", "image/heif", "image/bmp",
+        "image/tiff", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/aac", "audio/flac", "video/mp4",
+        "video/webm", "video/ogg", "video/quicktime", "application/pdf", "application/zip", "application/gzip",
+        "application/octet-stream", "text/plain", "text/csv",
+    ]
+
+    /// The `Content-Type` an object is stored with for a client's `sent` type: its media type when
+    /// ``storedContentTypes`` holds it, else `application/octet-stream`.
+    public func storedContentType(for sent: String?) -> String {
+        guard let sent, let type = try? ContentType(parsing: sent), storedContentTypes.contains(type.mediaType) else {
+            return "application/octet-stream"
+        }
+        return type.mediaType
     }
 
     /// The region `AWS_REGION` names, else `AWS_DEFAULT_REGION` (the AWS CLI's), else `us-east-1`; an empty value
@@ -99,10 +133,16 @@ public struct S3Configuration: Sendable {
         return partSize << min(20, (number - Self.partsBeforeGrowth - 1) / 1_000 + 1)
     }
 
-    /// Checks ``partSize`` (at least 5 MiB), ``concurrency`` (at least 1) and ``retries`` (at least 0).
+    /// Checks ``partSize`` (at least 5 MiB), ``concurrency`` (at least 1), ``retries`` (at least 0) and
+    /// ``contentDisposition`` (no control byte).
     ///
     /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
     public func validate() throws {
+        if let disposition = contentDisposition,
+            disposition.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
+            throw S3Error(code: .invalidConfiguration, message: "contentDisposition holds a control byte")
+        }
         guard partSize >= 5 << 20 else {
             throw S3Error(code: .invalidConfiguration, message: "partSize must be at least 5 MiB, got \(partSize)")
         }

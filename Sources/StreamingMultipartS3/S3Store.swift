@@ -24,8 +24,12 @@ public import StreamingMultipart
 ///
 /// Each part carries `x-amz-checksum-sha256` and is signed with its SHA-256 as the payload hash; a failed part is
 /// sent again (``S3Configuration/retries``) from the bytes held until S3 acknowledged it. The client's filename
-/// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, percent-encoded (any name is then safe in
-/// a header); its content type into `Content-Type`.
+/// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, and its content type as sent into
+/// `x-amz-meta-content-type`, percent-encoded (any text is then safe in a header). The object's own `Content-Type`
+/// is the client's only when ``S3Configuration/storedContentTypes`` allows it (images, media, PDF, plain text by
+/// default; never HTML or SVG), else `application/octet-stream`, and it is stored with
+/// ``S3Configuration/contentDisposition`` (`attachment`): a bucket served to browsers does not serve a client's
+/// page.
 public struct S3Store: MultipartFileStore {
     public let configuration: S3Configuration
     let client: S3Client
@@ -37,8 +41,17 @@ public struct S3Store: MultipartFileStore {
         client = S3Client(configuration: configuration, http: httpClient)
     }
 
+    /// Starts a file's upload.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidHeader`` (the client's error, 400) for a part whose `Content-Type`
+    ///   holds a control byte: it is refused before anything is sent, never retried as a failure of S3.
     public func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
-        S3Upload(client: client, key: configuration.key(file), file: file)
+        if let type = file.contentType, type.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw MultipartError(
+                code: .invalidHeader, message: "the part's Content-Type holds a control byte: \(type.debugDescription)",
+                partIndex: file.partIndex)
+        }
+        return S3Upload(client: client, key: configuration.key(file), file: file)
     }
 
     /// Deletes `object` (a file of a form that failed).

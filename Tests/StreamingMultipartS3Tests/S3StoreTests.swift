@@ -124,6 +124,47 @@ final class S3Peer: @unchecked Sendable {
     @Test(.enabled(if: S3Peer.radosgwAvailable, "needs Ceph (ceph-mon, ceph-osd, radosgw: apt) and awscli"))
     func everyFailureLeavesRadosgwsBucketEmpty() async throws { try await failures(try S3Peer.shared(.radosgw)) }
 
+    /// A client's type becomes the object's only from the allow-list; every object is an attachment; the type as
+    /// sent is kept as metadata; a type with a control byte is the client's error, and nothing is stored.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func storedTypesComeFromTheAllowList() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        var body = MultipartBody()
+        let sent = ["text/html; charset=utf-8", "image/svg+xml", "IMAGE/PNG", "application/xhtml+xml"]
+        for (index, type) in sent.enumerated() {
+            try body.append(.data(Data("<b>\(index)</b>".utf8), name: "f", filename: "f\(index)", contentType: type))
+        }
+        let spooler = MultipartSpooler(
+            store: try S3Store(configuration: peer.configuration(bucket: bucket)), limits: .untimed)
+        let form = try await spooler.spool(chunkStream(try body.bytes(), size: 1 << 10), contentType: body.contentType)
+        var stored: [String] = []
+        for file in form.files {
+            let head = try #require(try peer.s3api(["head-object", "--key", file.storedObject!.key], bucket: bucket))
+            stored.append(head["ContentType"] as? String ?? "")
+            #expect(head["ContentDisposition"] as? String == "attachment")
+            let metadata = head["Metadata"] as? [String: String] ?? [:]
+            #expect(metadata["content-type"]?.removingPercentEncoding == file.contentType)
+        }
+        #expect(
+            stored == ["application/octet-stream", "application/octet-stream", "image/png", "application/octet-stream"])
+
+        let hostile = Array(
+            ("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\nContent-Type: text/pl\u{1}ain\r\n\r\n"
+                + "x\r\n--B--\r\n").utf8)
+        let empty = try peer.makeBucket()
+        let refusing = MultipartSpooler(
+            store: try S3Store(configuration: peer.configuration(bucket: empty)), limits: .untimed)
+        await #expect {
+            _ = try await refusing.spool(chunkStream(hostile, size: 64), contentType: "multipart/form-data; boundary=B")
+        } throws: { error in
+            let error = error as? MultipartError
+            return error?.code == .invalidHeader && error?.httpStatus == 400 && error?.partIndex == 0
+        }
+        let contents = try peer.contents(of: empty)
+        #expect(contents.keys.isEmpty && contents.uploads == 0)
+    }
+
     func roundTrip(_ peer: S3Peer) async throws {
         let bucket = try peer.makeBucket()
         let body = try form()
