@@ -1,0 +1,173 @@
+import Foundation
+
+/// Which uploads a server takes at once: a limit on all of them, a limit per client address, and, when every slot
+/// is taken, room made by cutting the slowest upload that has run long enough and sends below a protected rate.
+///
+/// A server that only counts uploads is held by clients that send just above its minimum body rate: 64 of them at
+/// 1.5 KiB/s each kept every other upload refused for as long as they kept sending. Production servers bound that
+/// two ways, and this does both: one address may hold only ``Configuration/maxUploadsPerPeer`` slots (429), and
+/// when the slots run short a new upload is taken in place of the slowest one below
+/// ``Configuration/protectedRate`` after ``Configuration/grace`` (that upload's ``Ticket/whenCut(_:)`` handler runs,
+/// and the server ends it with 503). An upload at or above the protected rate is never cut.
+///
+/// Framework-neutral: give it the client's address as a string, the bytes as they arrive, and end each ticket.
+///
+/// ```swift
+/// let admission = UploadAdmission(.init(maxUploads: 64))
+/// switch admission.admit(peer: remoteAddress) {
+/// case .failure(let refusal): return refusal.status          // 503, or 429 for one address's too many
+/// case .success(let ticket):
+///     defer { ticket.end() }
+///     let spool = Task { try await spooler.spool(body.counted(by: ticket), contentType: contentType) }
+///     ticket.whenCut { spool.cancel() }                        // answered 503 by the spooler's cancellation
+///     let form = try await spool.value
+/// }
+/// ```
+public final class UploadAdmission: @unchecked Sendable {
+    /// The limits.
+    public struct Configuration: Sendable, Hashable {
+        /// The most uploads at once.
+        public var maxUploads: Int
+        /// The most uploads at once from one client address. Default 8.
+        public var maxUploadsPerPeer: Int
+        /// An upload whose average rate is at least this (bytes a second) is never cut to make room. Default
+        /// 64 KiB/s: a phone on a poor link, well above the body timeout's usual minimum.
+        public var protectedRate: Int
+        /// How long an upload runs before its rate is judged; until then it is never cut. Default 10 s.
+        public var grace: Duration
+
+        public init(
+            maxUploads: Int, maxUploadsPerPeer: Int = 8, protectedRate: Int = 64 << 10, grace: Duration = .seconds(10)
+        ) {
+            self.maxUploads = max(1, maxUploads)
+            self.maxUploadsPerPeer = max(1, maxUploadsPerPeer)
+            self.protectedRate = max(0, protectedRate)
+            self.grace = grace
+        }
+    }
+
+    /// Why an upload was not taken.
+    public enum Refusal: Error, Sendable, Hashable {
+        /// Every slot is held by an upload that may not be cut: 503, try again later.
+        case busy
+        /// This address holds its share of the slots: 429.
+        case tooManyFromPeer
+
+        /// The HTTP status to answer with.
+        public var status: Int { self == .busy ? 503 : 429 }
+    }
+
+    public let configuration: Configuration
+    private let lock = NSLock()
+    // Guarded by `lock`: the tickets that hold a slot, and how many each address holds.
+    private var holders: [ObjectIdentifier: Ticket] = [:]
+    private var perPeer: [String: Int] = [:]
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The uploads holding a slot now.
+    public var count: Int { lock.withLock { holders.count } }
+
+    /// Takes a slot for an upload from `peer` (nil when the address is not known: counted against no address), or
+    /// makes one by cutting the slowest upload that may be cut.
+    public func admit(peer: String?, now: ContinuousClock.Instant = .now) -> Result<Ticket, Refusal> {
+        let (result, cut): (Result<Ticket, Refusal>, Ticket?) = lock.withLock {
+            if let peer, perPeer[peer, default: 0] >= configuration.maxUploadsPerPeer {
+                return (.failure(.tooManyFromPeer), nil)
+            }
+            var cut: Ticket?
+            if holders.count >= configuration.maxUploads {
+                guard let slowest = slowestCuttable(now: now) else { return (.failure(.busy), nil) }
+                release(slowest)
+                cut = slowest
+            }
+            let ticket = Ticket(admission: self, peer: peer, admitted: now)
+            holders[ObjectIdentifier(ticket)] = ticket
+            if let peer { perPeer[peer, default: 0] += 1 }
+            return (.success(ticket), cut)
+        }
+        cut?.cut()  // outside the lock: the handler may end the ticket
+        return result
+    }
+
+    /// The upload past its grace with the lowest average rate below the protected one. Called under the lock.
+    private func slowestCuttable(now: ContinuousClock.Instant) -> Ticket? {
+        var slowest: (ticket: Ticket, rate: Double)?
+        for ticket in holders.values {
+            let elapsed = now - ticket.admitted
+            guard elapsed >= configuration.grace else { continue }
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let rate = Double(ticket.receivedBytes) / max(seconds, 1e-3)
+            if rate < Double(configuration.protectedRate), rate < slowest?.rate ?? .infinity {
+                slowest = (ticket, rate)
+            }
+        }
+        return slowest?.ticket
+    }
+
+    /// Gives a ticket's slot back. Called under the lock.
+    private func release(_ ticket: Ticket) {
+        guard holders.removeValue(forKey: ObjectIdentifier(ticket)) != nil, let peer = ticket.peer else { return }
+        perPeer[peer, default: 1] -= 1
+        if perPeer[peer] == 0 { perPeer[peer] = nil }
+    }
+
+    fileprivate func end(_ ticket: Ticket) {
+        lock.withLock { release(ticket) }
+    }
+
+    /// One admitted upload: it counts the bytes received, may be cut to make room, and gives its slot back when
+    /// ended (ending twice, or after a cut, does nothing).
+    public final class Ticket: @unchecked Sendable {
+        fileprivate let peer: String?
+        fileprivate let admitted: ContinuousClock.Instant
+        private weak var admission: UploadAdmission?
+        private let lock = NSLock()
+        // Guarded by `lock`.
+        private var received: Int64 = 0
+        private var isCut = false
+        private var onCut: (@Sendable () -> Void)?
+
+        fileprivate init(admission: UploadAdmission, peer: String?, admitted: ContinuousClock.Instant) {
+            self.admission = admission
+            self.peer = peer
+            self.admitted = admitted
+        }
+
+        /// The bytes counted so far.
+        public var receivedBytes: Int64 { lock.withLock { received } }
+        /// Whether the upload was cut to make room for another.
+        public var wasCut: Bool { lock.withLock { isCut } }
+
+        /// Counts `count` bytes of the body as received.
+        public func received(_ count: Int) {
+            lock.withLock { received += Int64(count) }
+        }
+
+        /// Runs `handler` when the upload is cut (at once if it already was): the server stops reading it there.
+        public func whenCut(_ handler: @escaping @Sendable () -> Void) {
+            let now: Bool = lock.withLock {
+                if isCut { return true }
+                onCut = handler
+                return false
+            }
+            if now { handler() }
+        }
+
+        fileprivate func cut() {
+            let handler: (@Sendable () -> Void)? = lock.withLock {
+                isCut = true
+                defer { onCut = nil }
+                return onCut
+            }
+            handler?()
+        }
+
+        /// Gives the slot back.
+        public func end() {
+            admission?.end(self)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import MultipartTestSupport
+import NIOCore
+import StreamingMultipartNIO
+import Testing
+
+/// The slots of an upload server: a limit per address, and room made by cutting the slowest upload below the
+/// protected rate after its grace, never one at or above it. The clock is given, so nothing here waits.
+struct UploadAdmissionTests {
+    let start = ContinuousClock.now
+
+    func admission(_ uploads: Int, perPeer: Int = 8) -> UploadAdmission {
+        UploadAdmission(
+            .init(maxUploads: uploads, maxUploadsPerPeer: perPeer, protectedRate: 1000, grace: .seconds(10)))
+    }
+
+    @Test func oneAddressHoldsOnlyItsShare() throws {
+        let admission = admission(10, perPeer: 2)
+        let first = try admission.admit(peer: "10.0.0.1", now: start).get()
+        _ = try admission.admit(peer: "10.0.0.1", now: start).get()
+        #expect(throws: UploadAdmission.Refusal.tooManyFromPeer) {
+            try admission.admit(peer: "10.0.0.1", now: start).get()
+        }
+        #expect(UploadAdmission.Refusal.tooManyFromPeer.status == 429)
+        _ = try admission.admit(peer: "10.0.0.2", now: start).get()
+        first.end()
+        first.end()  // twice does nothing
+        _ = try admission.admit(peer: "10.0.0.1", now: start).get()
+        #expect(admission.count == 3)
+    }
+
+    @Test func theSlowestUploadBelowTheProtectedRateIsCutForANewOne() throws {
+        let admission = admission(3)
+        let cut = Locked<[Int]>([])
+        var tickets: [UploadAdmission.Ticket] = []
+        for (index, bytes) in [50_000, 5_000, 9_000].enumerated() {  // 5,000, 500 and 900 B/s after 10 s
+            let ticket = try admission.admit(peer: "10.0.0.\(index)", now: start).get()
+            ticket.received(bytes)
+            ticket.whenCut { cut.update { $0.append(index) } }
+            tickets.append(ticket)
+        }
+        #expect(throws: UploadAdmission.Refusal.busy, "none past its grace yet") {
+            try admission.admit(peer: "10.0.1.1", now: start + .seconds(5)).get()
+        }
+        let later = start + .seconds(10)
+        _ = try admission.admit(peer: "10.0.1.1", now: later).get()
+        #expect(cut.get() == [1] && tickets[1].wasCut && admission.count == 3)
+        _ = try admission.admit(peer: "10.0.1.2", now: later).get()
+        #expect(cut.get() == [1, 2])
+        #expect(throws: UploadAdmission.Refusal.busy, "5,000 B/s is above the protected rate") {
+            try admission.admit(peer: "10.0.1.3", now: later).get()
+        }
+        tickets[1].end()  // after its cut: its slot was already given back
+        #expect(admission.count == 3)
+    }
+
+    @Test func aHandlerSetAfterTheCutRunsAtOnce() throws {
+        let admission = admission(1)
+        let ticket = try admission.admit(peer: nil, now: start).get()
+        _ = try admission.admit(peer: nil, now: start + .seconds(11)).get()
+        let ran = Locked(false)
+        ticket.whenCut { ran.set(true) }
+        #expect(ran.get() && ticket.wasCut)
+    }
+
+    @Test func aCountedBodyCountsEveryByte() async throws {
+        let admission = admission(1)
+        let ticket = try admission.admit(peer: nil).get()
+        let buffers = AsyncStream<ByteBuffer> { continuation in
+            for size in [10, 0, 4096, 7] { continuation.yield(ByteBuffer(repeating: 1, count: size)) }
+            continuation.finish()
+        }
+        var seen = 0
+        for try await buffer in buffers.counted(by: ticket) { seen += buffer.readableBytes }
+        #expect(seen == 4113 && ticket.receivedBytes == 4113)
+    }
+}
