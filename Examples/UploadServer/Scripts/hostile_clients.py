@@ -16,6 +16,14 @@ Scenarios:
                 and the status of a normal upload made while they are held.
   pipeline      three GETs and a POST with Expect: 100-continue in one write; reports the order of what came back.
   framing       Transfer-Encoding: gzip, chunked; HTTP/1.0 with chunked; chunked beside Content-Length.
+  big-then-trickle
+                N uploads that each send --size bytes of a file at once, then 2 KiB a second for --hold seconds,
+                then the rest; reports how many got each status.
+  slow-legal    N uploads, each from its own address (127.0.0.10 on), that send 3 KiB a second, above the
+                server's minimum rate, for --hold seconds; after --wait seconds one normal upload. Reports the normal
+                upload's status and the slow ones' answers.
+  per-peer      N uploads from 127.0.0.1 that trickle as in slow-legal; reports the answers that came within a
+                second (the ones past the address's share).
   upload        one normal upload of a 1 MiB file; reports its status.
 """
 import argparse
@@ -248,12 +256,88 @@ async def framing(port):
     return results
 
 
+async def big_then_trickle(port, connections, hold, size):
+    async def one():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        seconds = int(hold)
+        body_length = len(form_head()) + size + 2048 * seconds + len(FORM_TAIL)
+        writer.write(post_head(body_length) + form_head())
+        answer = asyncio.create_task(read_answer(reader, hold + 120))
+        try:
+            sent = 0
+            while sent < size and not answer.done():
+                chunk = bytes(min(1 << 20, size - sent))
+                writer.write(chunk)
+                await writer.drain()
+                sent += len(chunk)
+            for _ in range(seconds):
+                if answer.done():
+                    break
+                writer.write(b"x" * 2048)
+                await writer.drain()
+                await asyncio.sleep(1)
+            if not answer.done():
+                writer.write(FORM_TAIL)
+                await writer.drain()
+        except ConnectionError:
+            pass
+        status, _ = await answer
+        writer.close()
+        return status
+
+    statuses = await asyncio.gather(*(one() for _ in range(connections)))
+    counts = {}
+    for status in statuses:
+        counts[str(status)] = counts.get(str(status), 0) + 1
+    return {"statuses": counts}
+
+
+async def trickle(port, source, hold, answer_within):
+    """An upload from `source` that sends 768 bytes every quarter second (3 KiB/s) for `hold` seconds, then the rest
+    of its form; its status, or None when no answer came within `answer_within` seconds of its start."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    size = int(3072 * hold) + 3072
+    writer.write(post_head(len(form_head()) + size + len(FORM_TAIL)) + form_head())
+    answer = asyncio.create_task(read_answer(reader, answer_within))
+    sent = 0
+    start = time.monotonic()
+    try:
+        while not answer.done() and time.monotonic() - start < hold:
+            writer.write(b"x" * 768)
+            await writer.drain()
+            sent += 768
+            await asyncio.sleep(0.25)
+        if not answer.done():
+            writer.write(b"x" * (size - sent) + FORM_TAIL)
+            await writer.drain()
+    except ConnectionError:
+        pass
+    status, _ = await answer
+    writer.close()
+    return status
+
+
+async def slow_legal(port, connections, hold, wait):
+    slow = [asyncio.create_task(trickle(port, f"127.0.0.{10 + i}", hold, hold + 5)) for i in range(connections)]
+    await asyncio.sleep(wait)
+    upload = await normal_upload(port)
+    answers = await asyncio.gather(*slow)
+    return {"upload": upload["status"], "slow_answers": answers}
+
+
+async def per_peer(port, connections):
+    answers = await asyncio.gather(*(trickle(port, "127.0.0.1", 2, 1) for _ in range(connections)))
+    return {"answers": answers}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("scenario")
     parser.add_argument("--connections", type=int, default=30)
     parser.add_argument("--hold", type=float, default=20)
+    parser.add_argument("--size", type=int, default=7_864_320)
+    parser.add_argument("--wait", type=float, default=2)
     args = parser.parse_args()
     scenarios = {
         "slow-headers": lambda: slow_headers(args.port, args.connections, args.hold),
@@ -264,6 +348,9 @@ def main():
         "idle-flood": lambda: idle_flood(args.port, args.connections, args.hold),
         "pipeline": lambda: pipeline(args.port),
         "framing": lambda: framing(args.port),
+        "big-then-trickle": lambda: big_then_trickle(args.port, args.connections, args.hold, args.size),
+        "slow-legal": lambda: slow_legal(args.port, args.connections, args.hold, args.wait),
+        "per-peer": lambda: per_peer(args.port, args.connections),
         "upload": lambda: normal_upload(args.port),
     }
     print(json.dumps(asyncio.run(scenarios[args.scenario]())))

@@ -25,6 +25,12 @@ struct ServerOptions {
     var maxUploads: Int?
     /// Connections at once; nil to fit the process's descriptor limit beside the uploads' spool files.
     var maxConnections: Int?
+    /// The most uploads at once from one client address (429 past it).
+    var maxUploadsPerPeer = 8
+    /// When the upload slots are full, an upload slower than this (bytes a second, on average) after `cutGrace`
+    /// seconds is cut to make room for a new one.
+    var protectedRate = 64 << 10
+    var cutGrace = 10.0
     /// Bytes all uploads may hold on disk at once; nil for half the spool folder's free space at start.
     var diskBudget: Int64?
     /// The most bytes of a field's value, a name or a filename echoed in an answer.
@@ -41,14 +47,25 @@ struct ServerOptions {
     var s3Region = ProcessInfo.processInfo.environment["AWS_REGION"] ?? "us-east-1"
     var s3PartSize = 8 << 20
     var s3Concurrency = 4
+    /// The memory all uploads into S3 may hold at once (their parts gathering and in flight), past which an upload
+    /// waits, then gets 503; the upload slots in S3 mode are sized from it.
+    var s3MemoryBudget = 256 << 20
+    /// How long an upload waits for room in the memory budget before it gets 503.
+    var s3MemoryWait = 30.0
+    /// At start, abort the bucket's multipart uploads under the prefix begun over this many seconds ago (what a
+    /// killed run left); longer than any upload a server sharing the bucket may still be sending.
+    var s3StaleAfter = 86_400.0
 
     static let usage = """
         usage: UploadServer [--port N] [--spool-dir DIR] [--max-file-bytes N] [--no-sha256]
                             [--header-timeout S] [--idle-timeout S] [--write-timeout S]
                             [--body-rate BYTES] [--body-window S] [--body-deadline S]
-                            [--max-uploads N] [--max-connections N] [--disk-budget BYTES] [--echo-bytes N]
+                            [--max-uploads N] [--max-uploads-per-peer N]
+                            [--protected-rate B/S] [--cut-grace S] [--max-connections N]
+                            [--disk-budget BYTES] [--echo-bytes N]
                             [--stale-after S] [--store s3://BUCKET/PREFIX --s3-endpoint URL [--s3-region R]
-                            [--s3-part-size BYTES] [--s3-concurrency N]]
+                            [--s3-part-size BYTES] [--s3-concurrency N] [--s3-memory BYTES]
+                            [--s3-memory-wait S] [--s3-stale-after S]]
           --header-timeout S   a request head must arrive within S seconds (default 10)
           --idle-timeout S     a connection idle for S seconds is closed (default 30)
           --write-timeout S    writes stuck for S seconds close the connection (default 10)
@@ -56,6 +73,11 @@ struct ServerOptions {
           --body-window S      the window, in seconds (default 10)
           --body-deadline S    a whole body may take S seconds (default: no limit)
           --max-uploads N      uploads at once, past which 503 (default: fit the descriptor limit)
+          --max-uploads-per-peer N
+                               uploads at once from one client address, past which 429 (default 8)
+          --protected-rate B/S when the uploads are full, one slower than this on average is cut for a new one
+                               (default 65536)
+          --cut-grace S        an upload is never cut in its first S seconds (default 10)
           --max-connections N  connections at once, past which 503 (default: fit the descriptor limit)
           --disk-budget BYTES  disk all uploads may hold at once, past which 507 (default: half the free space)
           --echo-bytes N       bytes of a value, name or filename echoed in an answer (default 256)
@@ -67,6 +89,11 @@ struct ServerOptions {
           --s3-region R        the region requests are signed for (default: AWS_REGION, else us-east-1)
           --s3-part-size BYTES the multipart upload's part size, at least 5 MiB (default 8 MiB)
           --s3-concurrency N   parts of one file uploaded at once (default 4)
+          --s3-memory BYTES    memory all S3 uploads may hold at once, past which an upload waits, then gets 503;
+                               uploads at once default to this over the part size (default 256 MiB)
+          --s3-memory-wait S   how long an upload waits for room in it before it gets 503 (default 30)
+          --s3-stale-after S   at start, abort the multipart uploads under the prefix begun over S seconds ago,
+                               which a killed run left open (default a day: past any upload still being sent)
         """
 
     /// Reads the arguments; a wrong one is a one-line message.
@@ -106,6 +133,9 @@ struct ServerOptions {
             case "--body-deadline": bodyDeadline = try seconds(argument)
             case "--max-uploads": maxUploads = Int(try count(argument))
             case "--max-connections": maxConnections = Int(try count(argument))
+            case "--max-uploads-per-peer": maxUploadsPerPeer = Int(try count(argument))
+            case "--protected-rate": protectedRate = Int(try count(argument))
+            case "--cut-grace": cutGrace = try seconds(argument)
             case "--disk-budget": diskBudget = try count(argument)
             case "--echo-bytes": echoBytes = Int(try count(argument))
             case "--stale-after":
@@ -132,6 +162,13 @@ struct ServerOptions {
                 guard size >= 5 << 20 else { throw UsageError("--s3-part-size takes at least 5 MiB (5242880)") }
                 s3PartSize = Int(size)
             case "--s3-concurrency": s3Concurrency = Int(try count(argument))
+            case "--s3-memory": s3MemoryBudget = Int(try count(argument))
+            case "--s3-memory-wait": s3MemoryWait = try seconds(argument)
+            case "--s3-stale-after":
+                guard let seconds = Double(try value(argument)), seconds >= 0, seconds.isFinite else {
+                    throw UsageError("--s3-stale-after takes a number of seconds, 0 or more")
+                }
+                s3StaleAfter = seconds
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// How many of something may be at once: uploads (each holds a connection and a spool file, two descriptors, and a
-/// server that runs out of descriptors stops answering anyone; past the limit an upload is answered 503 with
-/// `Retry-After` before its body is read), and connections (see ``ConnectionLimit``).
+/// How many connections may be open at once (see ``ConnectionLimit``); `uploadsFittingDescriptors()` sizes the
+/// library's `UploadAdmission`: each upload holds a connection and a spool file, two descriptors, and a server that
+/// runs out of descriptors stops answering anyone.
 final class Slots: @unchecked Sendable {
     let limit: Int
     private let lock = NSLock()

@@ -15,30 +15,57 @@ import StreamingMultipartNIO
 /// log only.
 struct UploadService: Sendable {
     let spooler: MultipartSpooler
-    let slots: Slots
+    /// Which uploads run at once: a limit on all, one per client address, and the slowest cut first when full.
+    let admission: UploadAdmission
     /// The most bytes of a field's value (and of a name or filename) echoed in the answer.
     let echoBytes: Int
     let logger: Logger
 
-    func upload(_ request: Request) async -> Response {
+    func upload(_ request: Request, from peer: String?) async -> Response {
         guard let contentType = request.headers[.contentType] else {
             return answer(.badRequest, ErrorBody(error: .init(code: "invalidContentType", message: "no Content-Type")))
         }
-        guard slots.take() else {
-            logger.warning("refused an upload: all \(slots.limit) upload slots are taken")
+        let ticket: UploadAdmission.Ticket
+        switch admission.admit(peer: peer) {
+        case .success(let admitted):
+            ticket = admitted
+        case .failure(.tooManyFromPeer):
+            let limit = admission.configuration.maxUploadsPerPeer
+            logger.info("refused an upload from \(peer ?? "?"): it has \(limit) in progress")
             let body = ErrorBody(
-                error: .init(
-                    code: "busy", message: "the server takes \(slots.limit) uploads at once; try again shortly"))
+                error: .init(code: "tooManyUploads", message: "at most \(limit) uploads at once from one address"))
+            return answer(.tooManyRequests, body, headers: [.retryAfter: "1"])
+        case .failure(.busy):
+            let limit = admission.configuration.maxUploads
+            logger.warning("refused an upload: all \(limit) upload slots are taken by uploads that may not be cut")
+            let body = ErrorBody(
+                error: .init(code: "busy", message: "the server takes \(limit) uploads at once; try again shortly"))
             return answer(.serviceUnavailable, body, headers: [.retryAfter: "1"])
         }
-        defer { slots.give() }
+        defer { ticket.end() }
         do {
-            let result = try await spooler.withSpooledForm(
-                request.body, contentType: contentType, contentEncoding: request.headers[.contentEncoding]
-            ) { form in
-                UploadResult(form, echoBytes: echoBytes)
+            // A child task, so that the admission can cut it (the spooler then fails with `cancelled`: 503).
+            let spool = Task {
+                try await spooler.withSpooledForm(
+                    request.body.counted(by: ticket), contentType: contentType,
+                    contentEncoding: request.headers[.contentEncoding]
+                ) { form in
+                    UploadResult(form, echoBytes: echoBytes)
+                }
+            }
+            ticket.whenCut { spool.cancel() }
+            let result = try await withTaskCancellationHandler {
+                try await spool.value
+            } onCancel: {
+                spool.cancel()
             }
             return answer(.ok, result)
+        } catch _ where ticket.wasCut {
+            logger.info("cut a slow upload from \(peer ?? "?") to make room for another")
+            let body = ErrorBody(
+                error: .init(
+                    code: "busy", message: "the server is full and this upload was among the slowest; try again"))
+            return answer(.serviceUnavailable, body, headers: [.retryAfter: "1"])
         } catch let error as MultipartError {
             let status = HTTPResponse.Status(code: error.httpStatus)
             if error.httpStatus >= 500 {

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartNIO
 import StreamingMultipartS3
 
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
@@ -47,10 +48,21 @@ limits.bodyTimeout = MultipartBodyTimeout(
     minimumBytesPerSecond: options.bodyRate, window: .seconds(options.bodyWindow),
     deadline: options.bodyDeadline.map { .seconds($0) })
 let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.halfFree(at: spoolDirectory))
-let slots = Slots(limit: options.maxUploads ?? Slots.uploadsFittingDescriptors())
+// In S3 mode an upload gathers its parts in memory: no more uploads at once than the memory budget holds parts
+// (each needs one to go on; the budget makes the rest wait, then answers 503).
+let memoryBudget = MultipartMemoryBudget(
+    bytes: options.s3MemoryBudget, maxWait: .milliseconds(Int64(options.s3MemoryWait * 1000)))
+let fittingMemory = options.store == nil ? Int.max : max(1, memoryBudget.bytes / options.s3PartSize)
+let admission = UploadAdmission(
+    .init(
+        maxUploads: options.maxUploads ?? min(Slots.uploadsFittingDescriptors(), fittingMemory),
+        maxUploadsPerPeer: options.maxUploadsPerPeer, protectedRate: options.protectedRate,
+        grace: .milliseconds(Int64(options.cutGrace * 1000))))
 let connections = Slots(
-    limit: options.maxConnections ?? ConnectionLimit.fittingDescriptors(uploads: slots.limit))
+    limit: options.maxConnections
+        ?? ConnectionLimit.fittingDescriptors(uploads: admission.configuration.maxUploads))
 let spooler: MultipartSpooler
+var s3Store: S3Store?
 if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
     // Files into the bucket: several servers behind one balancer share it.
     do {
@@ -59,8 +71,10 @@ if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
             credentials: .environment())
         configuration.partSize = options.s3PartSize
         configuration.concurrency = options.s3Concurrency
+        configuration.memoryBudget = memoryBudget
+        s3Store = try S3Store(configuration: configuration)
         spooler = MultipartSpooler(
-            store: try S3Store(configuration: configuration), limits: limits,
+            store: s3Store!, limits: limits,
             digest: options.hashes ? SHA256Digest.self : nil)
     } catch {
         FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
@@ -71,21 +85,32 @@ if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
         directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil,
         diskBudget: budget)
 }
-let service = UploadService(spooler: spooler, slots: slots, echoBytes: options.echoBytes, logger: logger)
+let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes, logger: logger)
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
 if options.store == nil {
     let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
     logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
 }
+// Multipart uploads a killed run left open in the bucket (a running server aborts its own failed uploads).
+if let s3Store {
+    do {
+        let aborted = try await s3Store.abortStaleUploads(olderThan: .milliseconds(Int64(options.s3StaleAfter * 1000)))
+        logger.info("aborted \(aborted) multipart uploads an earlier run left open in the bucket")
+    } catch {
+        logger.warning("could not sweep the bucket's open multipart uploads: \(error)")
+    }
+}
 
-let router = Router()
+let router = Router(context: UploadRequestContext.self)
 router.get("/") { _, _ in
     Response(
         status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(string: FormPage.html)))
 }
-router.post("/upload") { request, _ in await service.upload(request) }
+router.post("/upload") { request, context in
+    await service.upload(request, from: context.remoteAddress?.ipAddress)
+}
 
 let timeouts = GuardedHTTP1Channel.Timeouts(
     header: .nanoseconds(Int64(options.headerTimeout * 1e9)), idle: .seconds(options.idleTimeout),
@@ -106,7 +131,7 @@ let app = Application(
     logger: logger
 )
 logger.info(
-    "limits: \(connections.limit) connections and \(slots.limit) uploads at once, a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
+    "limits: \(connections.limit) connections and \(admission.configuration.maxUploads) uploads at once (\(admission.configuration.maxUploadsPerPeer) per address), a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
 )
 try await app.runService()  // until SIGINT or SIGTERM
 if madeSpoolDirectory {

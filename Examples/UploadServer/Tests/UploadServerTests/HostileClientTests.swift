@@ -177,4 +177,30 @@ import Testing
         let body = try #require(report["body"] as? String)
         #expect(body.contains("writeFailed") && !body.contains(server.spool.path) && !body.contains("/tmp"), "\(body)")
     }
+
+    /// Eight uploads from eight addresses that send 3 KiB/s, above the minimum rate, hold every slot; a new
+    /// upload is taken in place of one of them (the slowest below the protected rate, after its grace), which is
+    /// answered 503, and none of the others is cut.
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func slowButLegalUploadsGiveWayToANewOne() async throws {
+        let server = try RunningServer(
+            arguments: Self.quick + ["--max-uploads", "8", "--cut-grace", "1", "--protected-rate", "65536"])
+        defer { server.stop() }
+        let report = try await Self.scenario(
+            "slow-legal", on: server, ["--connections", "8", "--hold", "6", "--wait", "2"])
+        #expect(report["upload"] as? Int == 200, "\(report)")
+        let answers = try #require(report["slow_answers"] as? [Any])
+        let statuses = answers.map { ($0 as? Int) ?? 0 }
+        #expect(statuses.filter { $0 == 503 }.count == 1 && statuses.filter { $0 == 200 }.count == 7, "\(statuses)")
+    }
+
+    /// One address holds at most its share of the slots: past it, 429 at once.
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
+    func oneAddressGetsItsShareOfTheSlots() async throws {
+        let server = try RunningServer(arguments: Self.quick + ["--max-uploads-per-peer", "2"])
+        defer { server.stop() }
+        let report = try await Self.scenario("per-peer", on: server, ["--connections", "4"])
+        let answers = try #require(report["answers"] as? [Any]).map { ($0 as? Int) ?? 0 }
+        #expect(answers.filter { $0 == 429 }.count == 2, "\(answers)")
+    }
 }

@@ -26,7 +26,8 @@ final class RunningServer: @unchecked Sendable {
     /// Starts the server with `arguments`; `launcher` runs it through another program first (`prlimit` with its
     /// options, which execs the server in its own process).
     /// `prepare` is given the spool folder before the server starts (to leave in it what a crashed run would).
-    /// `environment` is added to this process's for the server (S3 credentials, say).
+    /// `environment` is added to this process's for the server (S3 credentials, say). Every test client comes from
+    /// 127.0.0.1, so the limit per address is lifted unless `arguments` set it (the tests of that limit do).
     init(
         arguments: [String] = [], launcher: [String] = [], environment: [String: String] = [:],
         prepare: (URL) throws -> Void = { _ in }
@@ -35,7 +36,8 @@ final class RunningServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
         try prepare(spool)
         let binary = try #require(Self.binary)
-        let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + arguments
+        let perPeer = arguments.contains("--max-uploads-per-peer") ? [] : ["--max-uploads-per-peer", "100000"]
+        let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + perPeer + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         if !environment.isEmpty {

@@ -143,4 +143,66 @@ final class S3Endpoint {
         }
         #expect(uploadsLeft == 0, "multipart uploads left in the bucket")
     }
+
+    /// Fifty uploads that each send 7.5 MiB at once and then trickle 2 KiB a second, all admitted
+    /// (`--max-uploads 50`), into moto with a memory budget of 48 MiB: the uploads that find no room wait, then get
+    /// 503; the server's peak memory stays within its idle size plus the budget and a margin for everything else
+    /// (NIO's buffers, the answers, the allocator's slack), where it grew by 364 MB without the budget.
+    @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
+    func slowUploadsStayWithinTheMemoryBudget() async throws {
+        let store = try S3Endpoint(.moto)
+        let budget = 48 << 20
+        let server = try RunningServer(
+            arguments: [
+                "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
+                "--s3-concurrency", "2", "--s3-memory", String(budget), "--s3-memory-wait", "3", "--max-uploads", "50",
+                "--no-sha256",
+            ], environment: store.environment)
+        defer { server.stop() }
+        let idle = try #require(server.residentKiB())
+        let report = try await HostileClientTests.scenario(
+            "big-then-trickle", on: server, ["--connections", "50", "--hold", "8"])
+        let statuses = try #require(report["statuses"] as? [String: Int])
+        #expect(Set(statuses.keys).isSubset(of: ["200", "503"]), "\(statuses)")
+        #expect((statuses["200"] ?? 0) > 0 && (statuses["503"] ?? 0) > 0, "\(statuses)")
+        let peak = try #require(server.peakResidentKiB())
+        print(
+            "UploadServer in S3 mode, 50 slow uploads, a 48 MiB budget: idle \(idle) KiB, peak \(peak) KiB, \(statuses)"
+        )
+        let margin = 64 << 10  // KiB
+        #expect(peak - idle <= budget / 1024 + margin, "peak \(peak) KiB, idle \(idle) KiB")
+    }
+
+    /// A server killed mid-upload leaves its multipart upload open in the bucket; the next server to start aborts
+    /// it (`--s3-stale-after`, here 0: moto dates every upload in 2010, so any age would do).
+    @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
+    func aKilledServersOpenUploadIsAbortedByTheNextOne() async throws {
+        let store = try S3Endpoint(.moto)
+        let arguments = [
+            "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
+        ]
+        let first = try RunningServer(arguments: arguments, environment: store.environment)
+        let client = Task {
+            // It ends when the server dies under it: what it reports does not matter.
+            _ = try? await HostileClientTests.scenario(
+                "big-then-trickle", on: first, ["--connections", "1", "--hold", "30", "--size", "6000000"])
+        }
+        func openUploads() async throws -> Int {
+            (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
+        }
+        var open = 0
+        for _ in 0..<100 where open == 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            open = try await openUploads()
+        }
+        try #require(open == 1, "the first part went up: the upload is open")
+        kill(first.process.processIdentifier, SIGKILL)
+        first.stop()
+        await client.value
+        #expect(try await openUploads() == 1, "a killed server cleans up nothing")
+
+        let next = try RunningServer(arguments: arguments + ["--s3-stale-after", "0"], environment: store.environment)
+        defer { next.stop() }
+        #expect(try await openUploads() == 0, "swept before the server listens")
+    }
 }
