@@ -12,7 +12,7 @@ extension AsyncSequence where Element == ByteBuffer {
 }
 
 extension UploadAdmission {
-    /// A body whose buffers an ``UploadAdmission/Ticket`` counts: ``_Concurrency/AsyncSequence/counted(by:)``.
+    /// A body whose buffers an ``UploadAdmission/Ticket`` counts: `counted(by:)`.
     public struct CountedBody<Base: AsyncSequence>: AsyncSequence where Base.Element == ByteBuffer {
         public typealias Element = ByteBuffer
         let base: Base

@@ -38,7 +38,7 @@ public struct S3Configuration: Sendable {
     public var concurrency: Int
     /// The memory all uploads into S3 hold together, shared by every store given it: a part's buffer is charged to
     /// it 1 MiB at a time as it fills, and an upload that finds no room waits, then fails with 503
-    /// (``StreamingMultipart/MultipartError/Code/serverBusy``). Default `MultipartMemoryBudget.shared` (256 MiB),
+    /// (`MultipartError.Code.serverBusy`). Default `MultipartMemoryBudget.shared` (256 MiB),
     /// one for the whole process.
     public var memoryBudget: MultipartMemoryBudget
     /// How many times a failed part (or a failed `PutObject`) is sent again, with backoff from

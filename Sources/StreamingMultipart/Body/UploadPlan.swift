@@ -16,7 +16,7 @@ package import Foundation
 /// and for every redirect followed, whatever its status:
 /// - `Authorization`, `Cookie` and `Proxy-Authorization` are dropped when the scheme, the host or the port changes
 ///   (an origin once left is never trusted again: they are not restored on a way back);
-/// - an `https` request is never redirected to `http` unless ``allowsInsecureRedirects``: the redirect is then the
+/// - an `https` request is never redirected to `http` unless `allowsInsecureRedirects`: the redirect is then the
 ///   answer, as is a `Location` that is missing or not `http`/`https`;
 /// - a redirect that would resend a body that cannot be produced again is the answer.
 ///
@@ -56,7 +56,7 @@ package struct UploadPlan: Sendable {
         case finish
         /// Wait, then send again.
         case retry(after: Duration, reason: String)
-        /// Send to ``UploadPlan/url`` now, as rewritten.
+        /// Send to `url` now, as rewritten.
         case redirect(status: Int)
         /// One more redirect than allowed: the transport throws its error for it.
         case redirectLimitReached
