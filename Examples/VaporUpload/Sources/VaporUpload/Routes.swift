@@ -9,10 +9,16 @@ public struct Upload: Decodable, Sendable {
     public var photos: [SpooledFile]
 }
 
-/// Where the spooler writes, and its limits.
+/// Where the spooler writes, its limits, and the server's guards.
 public struct UploadSettings: Sendable {
     public var spoolDirectory: URL
     public var limits: MultipartSpooler.Limits
+    /// A connection that sends and receives nothing for this many seconds is closed (Vapor's `idleTimeout`, which
+    /// is off unless set): idle and half-sent connections do not stay open.
+    public var idleTimeoutSeconds: Int64 = 30
+    /// The most bytes the MultipartKit comparison route collects in memory; nil (the default) does not mount the
+    /// route at all, since every body it takes is held whole.
+    public var kitRouteMaxBytes: Int? = nil
 
     public init(spoolDirectory: URL, limits: MultipartSpooler.Limits = .default) {
         self.spoolDirectory = spoolDirectory
@@ -24,12 +30,13 @@ public struct UploadSettings: Sendable {
 /// - `GET /`: a page with the upload form;
 /// - `POST /upload`: the body streams into the spooler and the decoder (``Request/withMultipartForm(as:spooler:decoder:_:)``),
 ///   never whole in memory; errors are answered as JSON with the library's status (413 past a limit);
-/// - `POST /kit/upload`: the same form the MultipartKit way, for comparison: Vapor collects the body in memory
-///   (up to 1 GiB) and `req.content.decode` reads it.
+/// - `POST /kit/upload`, only when ``UploadSettings/kitRouteMaxBytes`` is set: the same form the MultipartKit way,
+///   for comparison: Vapor collects the body in memory (up to that size) and `req.content.decode` reads it.
 ///
 /// Both answer the caption and each photo's name, size and SHA-256.
 public func routes(_ app: Application, settings: UploadSettings) throws {
     try FileManager.default.createDirectory(at: settings.spoolDirectory, withIntermediateDirectories: true)
+    app.http.server.configuration.idleTimeout = .seconds(settings.idleTimeoutSeconds)
     let spooler = MultipartSpooler(
         directory: settings.spoolDirectory, limits: settings.limits, digest: SHA256Digest.self)
 
@@ -60,7 +67,9 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
         }
     }
 
-    app.on(.POST, "kit", "upload", body: .collect(maxSize: "1gb")) { req async throws -> Response in
+    guard let kitRouteMaxBytes = settings.kitRouteMaxBytes else { return }
+    app.on(.POST, "kit", "upload", body: .collect(maxSize: ByteCount(value: kitRouteMaxBytes))) {
+        req async throws -> Response in
         let upload = try req.content.decode(KitUpload.self)
         return try UploadAnswer(
             caption: upload.caption,
@@ -81,8 +90,11 @@ struct KitUpload: Content {
     var photos: [File]
 }
 
-/// What both routes answer.
+/// What both routes answer. Text the client sent is echoed up to ``echoBytes`` bytes each: a client that never
+/// reads its answer then pins that much, not a whole field (ten of them had held 94 MB).
 struct UploadAnswer: Codable {
+    static let echoBytes = 256
+
     struct Photo: Codable {
         var filename: String
         var size: Int64
@@ -91,6 +103,19 @@ struct UploadAnswer: Codable {
 
     var caption: String
     var photos: [Photo]
+
+    init(caption: String, photos: [Photo]) {
+        self.caption = Self.echo(caption)
+        self.photos = photos.map { Photo(filename: Self.echo($0.filename), size: $0.size, sha256: $0.sha256) }
+    }
+
+    /// At most ``echoBytes`` bytes of `text`, never half a character.
+    static func echo(_ text: String) -> String {
+        guard text.utf8.count > echoBytes else { return text }
+        var bytes = Array(text.utf8.prefix(echoBytes))
+        while !bytes.isEmpty, String(bytes: bytes, encoding: .utf8) == nil { bytes.removeLast() }  // at most 3
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     func response() throws -> Response {
         let response = Response(status: .ok)

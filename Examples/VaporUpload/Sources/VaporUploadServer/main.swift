@@ -3,14 +3,17 @@ import Vapor
 import VaporUpload
 
 // `swift run VaporUploadServer serve --hostname 127.0.0.1 --port 8080`; SPOOL_DIR sets the spool folder (a folder
-// of its own in the temporary directory by default).
+// of its own in the temporary directory by default), and KIT_ROUTE_MAX_BYTES mounts the MultipartKit comparison
+// route, which collects each body in memory up to that size (off by default).
 let environment = try Environment.detect()
 let app = try await Application.make(environment)
 let spool =
     Environment.get("SPOOL_DIR").map { URL(fileURLWithPath: $0) }
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-spool")
 do {
-    try routes(app, settings: UploadSettings(spoolDirectory: spool))
+    var settings = UploadSettings(spoolDirectory: spool)
+    settings.kitRouteMaxBytes = Environment.get("KIT_ROUTE_MAX_BYTES").flatMap { Int($0) }
+    try routes(app, settings: settings)
     try await app.execute()
 } catch {
     app.logger.report(error: error)

@@ -20,13 +20,17 @@ final class RunningApp: @unchecked Sendable {
 
     /// Runs `body` with the app serving; stops it and removes its spool folder after.
     static func with<T>(
-        limits: MultipartSpooler.Limits = .default, _ body: (RunningApp) async throws -> T
+        limits: MultipartSpooler.Limits = .default, kitRouteMaxBytes: Int? = 16 << 20,
+        idleTimeoutSeconds: Int64 = 30, _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
         do {
-            try routes(app, settings: UploadSettings(spoolDirectory: spool, limits: limits))
+            var settings = UploadSettings(spoolDirectory: spool, limits: limits)
+            settings.kitRouteMaxBytes = kitRouteMaxBytes
+            settings.idleTimeoutSeconds = idleTimeoutSeconds
+            try routes(app, settings: settings)
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
             try await app.server.start(address: nil)
