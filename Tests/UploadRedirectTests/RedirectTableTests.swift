@@ -98,8 +98,10 @@ nonisolated(unsafe) let redirectServers: (plain: PeerUploadServer, other: PeerUp
 
 /// One redirect table (every 30x, POST and PUT, the same origin, another port, http → https and https → http) run
 /// through the URLSession upload and the AsyncHTTPClient upload: the target, Tests/Peers/upload_server.py, answers
-/// what it received (method, headers, byte count).
+/// what it received (method, headers, byte count). One row at a time: sixty at once wait on AsyncHTTPClient's pool
+/// for the three servers, past its timeout on a busy machine.
 @Suite(
+    .serialized,
     .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)"),
     .enabled(if: testCertificate != nil, "needs openssl to make a certificate (.ci/run installs it)")
 )
