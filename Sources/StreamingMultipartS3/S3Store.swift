@@ -43,7 +43,7 @@ public struct S3Store: MultipartFileStore {
 
     /// Starts a file's upload.
     ///
-    /// - Throws: ``MultipartError/Code/invalidHeader`` (the client's error, 400) for a part whose `Content-Type`
+    /// - Throws: `MultipartError.Code.invalidHeader` (the client's error, 400) for a part whose `Content-Type`
     ///   holds a control byte: it is refused before anything is sent, never retried as a failure of S3.
     public func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
         if let type = file.contentType, type.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {

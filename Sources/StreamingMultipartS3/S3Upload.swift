@@ -169,7 +169,7 @@ actor S3Upload: MultipartStoreWriter {
     /// now, this upload first gives back all it holds but the part (it waits for its parts in flight and drops its
     /// spare buffers), so that no upload waits while holding more than the part it gathers.
     ///
-    /// - Throws: ``MultipartError/Code/serverBusy`` when the budget has no room within its wait.
+    /// - Throws: `MultipartError.Code.serverBusy` when the budget has no room within its wait.
     private func charge(_ part: PartBuffer, toHold count: Int) async throws {
         let step = min(part.capacity, (count + Self.chargeStep - 1) / Self.chargeStep * Self.chargeStep) - part.charged
         guard step > 0 else { return }
