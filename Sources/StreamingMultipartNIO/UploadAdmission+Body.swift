@@ -1,7 +1,8 @@
 public import NIOCore
 
 extension AsyncSequence where Element == ByteBuffer {
-    /// The same buffers, each counted by `ticket` as it passes, so that the admission knows the upload's rate.
+    /// The same buffers, each counted by `ticket` as it passes, so that the admission knows the upload's rate; once
+    /// the ticket is cut, the next buffer throws `CancellationError` instead, which ends the upload's reading there.
     ///
     /// ```swift
     /// let form = try await spooler.spool(request.body.counted(by: ticket), contentType: contentType)
@@ -23,7 +24,9 @@ extension UploadAdmission {
             let ticket: Ticket
 
             public mutating func next() async throws -> ByteBuffer? {
+                if ticket.wasCut { throw CancellationError() }
                 guard let buffer = try await base.next() else { return nil }
+                if ticket.wasCut { throw CancellationError() }
                 ticket.received(buffer.readableBytes)
                 return buffer
             }

@@ -18,9 +18,8 @@ import Foundation
 /// case .failure(let refusal): return refusal.status          // 503, or 429 for one address's too many
 /// case .success(let ticket):
 ///     defer { ticket.end() }
-///     let spool = Task { try await spooler.spool(body.counted(by: ticket), contentType: contentType) }
-///     ticket.whenCut { spool.cancel() }                        // answered 503 by the spooler's cancellation
-///     let form = try await spool.value
+///     // A cut makes the counted body throw at its next buffer: answer 503 when `ticket.wasCut`.
+///     let form = try await spooler.spool(body.counted(by: ticket), contentType: contentType)
 /// }
 /// ```
 public final class UploadAdmission: @unchecked Sendable {

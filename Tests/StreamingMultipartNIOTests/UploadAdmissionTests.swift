@@ -74,4 +74,18 @@ struct UploadAdmissionTests {
         for try await buffer in buffers.counted(by: ticket) { seen += buffer.readableBytes }
         #expect(seen == 4113 && ticket.receivedBytes == 4113)
     }
+
+    /// Once its ticket is cut, a counted body throws at its next buffer: the upload's reading ends there.
+    @Test func aCutBodyThrowsAtItsNextBuffer() async throws {
+        let admission = admission(1)
+        let ticket = try admission.admit(peer: nil, now: start).get()
+        let buffers = AsyncStream<ByteBuffer> { continuation in
+            for _ in 0..<3 { continuation.yield(ByteBuffer(repeating: 1, count: 10)) }
+            continuation.finish()
+        }
+        var iterator = buffers.counted(by: ticket).makeAsyncIterator()
+        #expect(try await iterator.next()?.readableBytes == 10)
+        _ = try admission.admit(peer: nil, now: start + .seconds(11))  // 10 bytes in 11 s: cut
+        await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
+    }
 }

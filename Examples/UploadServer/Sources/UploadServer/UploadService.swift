@@ -44,20 +44,12 @@ struct UploadService: Sendable {
         }
         defer { ticket.end() }
         do {
-            // A child task, so that the admission can cut it (the spooler then fails with `cancelled`: 503).
-            let spool = Task {
-                try await spooler.withSpooledForm(
-                    request.body.counted(by: ticket), contentType: contentType,
-                    contentEncoding: request.headers[.contentEncoding]
-                ) { form in
-                    UploadResult(form, echoBytes: echoBytes)
-                }
-            }
-            ticket.whenCut { spool.cancel() }
-            let result = try await withTaskCancellationHandler {
-                try await spool.value
-            } onCancel: {
-                spool.cancel()
+            // Counted for the admission's rates; a cut ends the reading at the next buffer (CancellationError).
+            let result = try await spooler.withSpooledForm(
+                request.body.counted(by: ticket), contentType: contentType,
+                contentEncoding: request.headers[.contentEncoding]
+            ) { form in
+                UploadResult(form, echoBytes: echoBytes)
             }
             return answer(.ok, result)
         } catch _ where ticket.wasCut {
