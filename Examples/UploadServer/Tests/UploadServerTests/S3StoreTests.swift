@@ -3,7 +3,7 @@ import Testing
 
 /// An S3 endpoint with one fresh bucket, from the repository's Tests/Peers: moto (`s3_moto.py`) or Ceph's radosgw
 /// on a one-node cluster (`radosgw.py`); it ends when this object goes away.
-final class S3Endpoint {
+final class S3Endpoint: @unchecked Sendable {  // its state is set in init and only read after
     enum Kind: String { case moto, radosgw }
 
     static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -80,6 +80,15 @@ final class S3Endpoint {
     }
 }
 
+/// Runs `work`, which blocks (starting moto or a server and reading its first line), on a thread of its own: on
+/// the concurrency pool's two threads it would stall the other tests' tasks (a client's body stalled 10 s became a
+/// 408 in a loaded run).
+func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Swift.Result { try work() }) }.start()
+    }
+}
+
 /// Two servers behind one imaginary balancer store into one bucket (`--store s3://…`): uploads across both, some
 /// cut mid-body, leave exactly the whole ones in the bucket, each with the SHA-256 it was sent with, read back
 /// through awscli, and no multipart upload.
@@ -88,18 +97,22 @@ final class S3Endpoint {
         .deletingLastPathComponent().appendingPathComponent("Scripts/s3_two_servers.py").path
 
     @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
-    func twoServersOneMotoBucket() async throws { try await twoServersOneBucket(try S3Endpoint(.moto)) }
+    func twoServersOneMotoBucket() async throws {
+        try await twoServersOneBucket(try await offPool { try S3Endpoint(.moto) })
+    }
 
     @Test(.enabled(if: S3Endpoint.radosgwAvailable, "needs Ceph's radosgw (apt), boto3, requests and awscli (pip)"))
-    func twoServersOneRadosgwBucket() async throws { try await twoServersOneBucket(try S3Endpoint(.radosgw)) }
+    func twoServersOneRadosgwBucket() async throws {
+        try await twoServersOneBucket(try await offPool { try S3Endpoint(.radosgw) })
+    }
 
     func twoServersOneBucket(_ store: S3Endpoint) async throws {
         let arguments = [
             "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
             "--s3-concurrency", "2",
         ]
-        let servers = try (0..<2).map { _ in
-            try RunningServer(arguments: arguments, environment: store.environment)
+        let servers = try await offPool {
+            try (0..<2).map { _ in try RunningServer(arguments: arguments, environment: store.environment) }
         }
         defer { for server in servers { server.stop() } }
 
@@ -150,14 +163,18 @@ final class S3Endpoint {
     /// (NIO's buffers, the answers, the allocator's slack), where it grew by 364 MB without the budget.
     @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
     func slowUploadsStayWithinTheMemoryBudget() async throws {
-        let store = try S3Endpoint(.moto)
+        let store = try await offPool { try S3Endpoint(.moto) }
         let budget = 48 << 20
-        let server = try RunningServer(
-            arguments: [
-                "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
-                "--s3-concurrency", "2", "--s3-memory", String(budget), "--s3-memory-wait", "3", "--max-uploads", "50",
-                "--no-sha256",
-            ], environment: store.environment)
+        let server = try await offPool {
+            try RunningServer(
+                arguments: [
+                    "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size",
+                    "5242880",
+                    "--s3-concurrency", "2", "--s3-memory", String(budget), "--s3-memory-wait", "3", "--max-uploads",
+                    "50",
+                    "--no-sha256",
+                ], environment: store.environment)
+        }
         defer { server.stop() }
         let idle = try #require(server.residentKiB())
         let report = try await HostileClientTests.scenario(
@@ -177,11 +194,11 @@ final class S3Endpoint {
     /// it (`--s3-stale-after`, here 0: moto dates every upload in 2010, so any age would do).
     @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
     func aKilledServersOpenUploadIsAbortedByTheNextOne() async throws {
-        let store = try S3Endpoint(.moto)
+        let store = try await offPool { try S3Endpoint(.moto) }
         let arguments = [
             "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
         ]
-        let first = try RunningServer(arguments: arguments, environment: store.environment)
+        let first = try await offPool { try RunningServer(arguments: arguments, environment: store.environment) }
         let client = Task {
             // It ends when the server dies under it: what it reports does not matter.
             _ = try? await HostileClientTests.scenario(
@@ -201,7 +218,9 @@ final class S3Endpoint {
         await client.value
         #expect(try await openUploads() == 1, "a killed server cleans up nothing")
 
-        let next = try RunningServer(arguments: arguments + ["--s3-stale-after", "0"], environment: store.environment)
+        let next = try await offPool {
+            try RunningServer(arguments: arguments + ["--s3-stale-after", "0"], environment: store.environment)
+        }
         defer { next.stop() }
         #expect(try await openUploads() == 0, "swept before the server listens")
     }
