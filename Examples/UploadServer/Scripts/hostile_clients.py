@@ -256,6 +256,13 @@ async def framing(port):
     return results
 
 
+async def answered(answer, writer):
+    """The status of an upload's answer (None when none came), once the upload has sent what it would."""
+    status, _ = await answer
+    writer.close()
+    return status
+
+
 async def big_then_trickle(port, connections, hold, size):
     async def one():
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -281,9 +288,7 @@ async def big_then_trickle(port, connections, hold, size):
                 await writer.drain()
         except ConnectionError:
             pass
-        status, _ = await answer
-        writer.close()
-        return status
+        return await answered(answer, writer)
 
     statuses = await asyncio.gather(*(one() for _ in range(connections)))
     counts = {}
@@ -312,9 +317,7 @@ async def trickle(port, source, hold, answer_within):
             await writer.drain()
     except ConnectionError:
         pass
-    status, _ = await answer
-    writer.close()
-    return status
+    return await answered(answer, writer)
 
 
 async def slow_legal(port, connections, hold, wait):
