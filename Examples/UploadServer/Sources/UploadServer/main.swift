@@ -55,12 +55,12 @@ let memoryBudget = MultipartMemoryBudget(
 let fittingMemory = options.store == nil ? Int.max : max(1, memoryBudget.bytes / options.s3PartSize)
 let admission = UploadAdmission(
     .init(
-        maxUploads: options.maxUploads ?? min(Slots.uploadsFittingDescriptors(), fittingMemory),
+        maxUploads: options.maxUploads ?? min(ConnectionLimit.uploadsFittingDescriptors(), fittingMemory),
         maxUploadsPerPeer: options.maxUploadsPerPeer, protectedRate: options.protectedRate,
         grace: .milliseconds(Int64(options.cutGrace * 1000))))
-let connections = Slots(
-    limit: options.maxConnections
-        ?? ConnectionLimit.fittingDescriptors(uploads: admission.configuration.maxUploads))
+let connections =
+    options.maxConnections.map { ConnectionLimit(limit: $0) }
+    ?? ConnectionLimit.fittingDescriptors(uploads: admission.configuration.maxUploads)
 let spooler: MultipartSpooler
 var s3Store: S3Store?
 if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
@@ -112,13 +112,14 @@ router.post("/upload") { request, context in
     await service.upload(request, from: context.remoteAddress?.ipAddress)
 }
 
-let timeouts = GuardedHTTP1Channel.Timeouts(
-    header: .nanoseconds(Int64(options.headerTimeout * 1e9)), idle: .seconds(options.idleTimeout),
-    write: .nanoseconds(Int64(options.writeTimeout * 1e9)))
+let guards = HTTPServerGuards(
+    headerTimeout: .nanoseconds(Int64(options.headerTimeout * 1e9)),
+    writeTimeout: .nanoseconds(Int64(options.writeTimeout * 1e9)), connections: connections,
+    answersUnreadableRequests: false)  // Hummingbird answers what NIO's parser refuses
 let app = Application(
     router: router,
     server: HTTPServerBuilder { responder in
-        GuardedHTTP1Channel(responder: responder, timeouts: timeouts, connections: connections)
+        GuardedHTTP1Channel(responder: responder, guards: guards, idleTimeout: .seconds(options.idleTimeout))
     },
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in

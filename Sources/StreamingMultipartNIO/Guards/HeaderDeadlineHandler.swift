@@ -67,7 +67,7 @@ final class HeaderDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
                 bound.value.close(promise: nil)  // an idle keep-alive connection: nothing was asked
                 return
             }
-            ErrorAnswer(status: .requestTimeout, code: "headerTimeout", message: message).send(through: bound.value)
+            GuardAnswer(status: .requestTimeout, code: "headerTimeout", message: message).send(through: bound.value)
         }
     }
 

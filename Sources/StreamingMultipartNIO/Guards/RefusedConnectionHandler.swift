@@ -1,20 +1,5 @@
 import NIOCore
 
-/// Why the server limits its connections (with a ``Slots``), so that `accept` never runs out of descriptors.
-///
-/// NIO 2.101 spins on a listening socket whose `accept` fails with `EMFILE`: its `ServerSocketChannel` clears
-/// `readPending` only after a successful accept, so the socket stays registered for reading and the event loop
-/// retries at once, about 10,000 times a second (a core's worth, measured with 300 idle connections against 128
-/// descriptors), and answers no one. `AcceptBackoffHandler` cannot stop it. So the server never lets `accept` fail:
-/// connections past the limit are answered `503` with `Retry-After` and closed at once, each holding its
-/// descriptor for a moment only.
-enum ConnectionLimit {
-    /// A limit that fits the process's descriptors beside `uploads` spool files and 64 for everything else.
-    static func fittingDescriptors(uploads: Int) -> Int {
-        max(1, Slots.descriptorLimit() - 64 - uploads)
-    }
-}
-
 /// Answers a connection past the connection limit with a fixed 503 as soon as it is open, without reading anything:
 /// the first handler of the pipeline, below the HTTP codec.
 ///
@@ -32,14 +17,16 @@ final class RefusedConnectionHandler: ChannelInboundHandler, RemovableChannelHan
             + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }()
 
-    /// The refusals that may linger at once, shared by every connection of one server: 16 of the 64 descriptors
-    /// ``ConnectionLimit`` keeps spare.
-    static let lingeringRefusals = Slots(limit: 16)
+    /// The refusals that may linger at once, shared by every connection of the process: 16 of the 64 descriptors
+    /// ``ConnectionLimit/fittingDescriptors(uploads:)`` keeps spare.
+    static let lingeringRefusals = ConnectionLimit(limit: 16)
 
-    private let lingering: Slots
+    private let lingering: ConnectionLimit
     private let linger: TimeAmount
 
-    init(lingering: Slots = RefusedConnectionHandler.lingeringRefusals, linger: TimeAmount = .milliseconds(250)) {
+    init(
+        lingering: ConnectionLimit = RefusedConnectionHandler.lingeringRefusals, linger: TimeAmount = .milliseconds(250)
+    ) {
         self.lingering = lingering
         self.linger = linger
     }

@@ -10,7 +10,8 @@ import NIOHTTP1
 /// would get a reset that makes its kernel drop the answer before the client reads it.
 ///
 /// Hummingbird drains an unread body before the next request unless the *request* said `Connection: close`; this
-/// acts on the response instead.
+/// acts on the response instead. It also closes, the same way, after a request NIO's parser refused, when
+/// `HTTPServerProtocolErrorHandler` answered it (``HTTPServerGuards/answersUnreadableRequests``).
 final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = HTTPServerResponsePart
@@ -25,9 +26,15 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     private let linger: TimeAmount
+    /// Whether a request NIO's parser refused (answered 400 by `HTTPServerProtocolErrorHandler`, nearer the socket)
+    /// closes the connection the same way.
+    private let closesAfterParserErrors: Bool
     private var state = State.open
 
-    init(linger: TimeAmount = .milliseconds(500)) { self.linger = linger }
+    init(linger: TimeAmount = .milliseconds(500), closesAfterParserErrors: Bool = false) {
+        self.linger = linger
+        self.closesAfterParserErrors = closesAfterParserErrors
+    }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
@@ -43,17 +50,30 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
                 context.write(data, promise: promise)
                 return
             }
-            let channel = context.channel
-            let lingerFor = linger
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             let sent = context.eventLoop.makePromise(of: Void.self)
             sent.futureResult.cascade(to: promise)
             context.writeAndFlush(data, promise: sent)
-            sent.futureResult.whenComplete { _ in
-                channel.close(mode: .output, promise: nil)
-                let close = channel.eventLoop.scheduleTask(in: lingerFor) { channel.close(promise: nil) }
-                bound.value.state = .lingering(close)
-            }
+            shutAndLinger(after: sent.futureResult, context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if closesAfterParserErrors, error is HTTPParserError, case .open = state {
+            state = .closingAfterResponse
+            shutAndLinger(after: context.eventLoop.makeSucceededVoidFuture(), context: context)
+        }
+        context.fireErrorCaught(error)
+    }
+
+    /// Once `sent` completes: the sending side shut, and the connection closed `linger` later.
+    private func shutAndLinger(after sent: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        let channel = context.channel
+        let lingerFor = linger
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        sent.whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+            let close = channel.eventLoop.scheduleTask(in: lingerFor) { channel.close(promise: nil) }
+            bound.value.state = .lingering(close)
         }
     }
 

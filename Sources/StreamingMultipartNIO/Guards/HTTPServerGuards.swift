@@ -1,0 +1,98 @@
+public import NIOCore
+import NIOHTTP1
+
+/// The guards every HTTP/1 upload server needs on each connection, for any server built on NIO's HTTP/1 codec:
+/// what a hostile client does before a request reaches a handler, the handlers cannot stop.
+///
+/// ``NIOCore/ChannelPipeline/SynchronousOperations/configureGuardedHTTPServerPipeline(guards:)`` installs them with
+/// NIO's HTTP/1 server codec, in this order:
+///
+/// ```
+/// socket ⇄ (past the connection limit: a 503, and nothing read) ⇄ HTTP/1 codec ⇄ write timeout
+///        ⇄ close after `Connection: close` ⇄ header deadline ⇄ framing checks ⇄ HTTPContinueHandler ⇄ your handlers
+/// ```
+///
+/// - **Connection limit** (``connections``): past it, a connection is answered `503` with `Retry-After` as soon as
+///   it opens, and closed; `accept` never runs out of descriptors (see ``ConnectionLimit``).
+/// - **Write timeout** (``writeTimeout``): writes that make no progress this long close the connection, so a client
+///   that never reads its answer leaves it in memory that long only.
+/// - **Close after `Connection: close`** (``linger``): once a final response that says `Connection: close` is sent,
+///   the sending side is shut, nothing more is read, and the connection is closed `linger` later: after a refusal
+///   (413, 415, 503) the rest of the body is never read, and the client still reads the answer (no reset).
+/// - **Header deadline** (``headerTimeout``): a request head must arrive whole within this, from the connection's
+///   start or the end of the previous response, as nginx's `client_header_timeout`; else `408` and a close (an idle
+///   keep-alive connection is closed without a word).
+/// - **Framing** (RFC 9112 §6.1, §6.3): a transfer coding other than `chunked` alone (501), `Transfer-Encoding` in
+///   HTTP/1.0 (400), `Transfer-Encoding` beside `Content-Length` (400: NIO's parser refuses the pair itself, and
+///   ``answersUnreadableRequests`` answers it), each answered and closed.
+/// - **`Expect: 100-continue`**, answered in order (``HTTPContinueHandler``).
+///
+/// A server answers its own errors with `Connection: close` to have the connection closed after them. The guards'
+/// own answers are JSON, `{"error":{"code","message"}}`. What they leave to the server: an idle timeout between
+/// requests (frameworks have one), the body's own rate and size (`MultipartSpooler`'s limits),
+/// and which uploads run at once (``UploadAdmission``).
+///
+/// On Hummingbird 2, install them in a child channel of your own, before its conversion to HTTPTypes
+/// (`Examples/UploadServer/Sources/UploadServer/GuardedHTTP1Channel.swift`); Hummingbird's
+/// `additionalChannelHandlers` come after that conversion, where these cannot work. Vapor 4 has no place for a
+/// channel handler of one's own: put nginx in front (`Examples/VaporUpload/Deploy/upload-guards.conf` does each of
+/// these there).
+public struct HTTPServerGuards: Sendable {
+    /// A request head must arrive whole within this. Default 10 s.
+    public var headerTimeout: TimeAmount
+    /// Writes that make no progress this long close the connection. Default 10 s.
+    public var writeTimeout: TimeAmount
+    /// How long a connection is kept, its sending side shut, after an answer with `Connection: close`. Default
+    /// 500 ms.
+    public var linger: TimeAmount
+    /// The connections open at once, shared by every connection of the server; nil for no limit.
+    public var connections: ConnectionLimit?
+    /// Whether a request NIO's HTTP/1 parser cannot read (`Content-Length` beside `Transfer-Encoding`, a malformed
+    /// head) is answered `400` and closed, by NIO's `HTTPServerProtocolErrorHandler`. Default true; turn it off where
+    /// the framework answers parser errors itself (Hummingbird 2 does).
+    public var answersUnreadableRequests: Bool
+
+    public init(
+        headerTimeout: TimeAmount = .seconds(10), writeTimeout: TimeAmount = .seconds(10),
+        linger: TimeAmount = .milliseconds(500), connections: ConnectionLimit? = nil,
+        answersUnreadableRequests: Bool = true
+    ) {
+        self.headerTimeout = headerTimeout
+        self.writeTimeout = writeTimeout
+        self.linger = linger
+        self.connections = connections
+        self.answersUnreadableRequests = answersUnreadableRequests
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// NIO's HTTP/1 server pipeline with ``HTTPServerGuards`` installed: call it from a child channel initializer,
+    /// on the channel's event loop, and add your handlers after it.
+    ///
+    /// ```swift
+    /// let guards = HTTPServerGuards(connections: ConnectionLimit(limit: 1000))
+    /// ServerBootstrap(group: group).childChannelInitializer { channel in
+    ///     channel.eventLoop.makeCompletedFuture {
+    ///         try channel.pipeline.syncOperations.configureGuardedHTTPServerPipeline(guards: guards)
+    ///         try channel.pipeline.syncOperations.addHandler(MyUploadHandler())
+    ///     }
+    /// }
+    /// ```
+    public func configureGuardedHTTPServerPipeline(guards: HTTPServerGuards) throws {
+        if let connections = guards.connections {
+            if connections.take() {
+                try addHandler(ConnectionPlace(in: connections))  // given back when the connection closes
+            } else {
+                try addHandler(RefusedConnectionHandler())  // answered 503 and closed, nothing read
+            }
+        }
+        try configureHTTPServerPipeline(
+            withPipeliningAssistance: false, withErrorHandling: guards.answersUnreadableRequests)
+        try addHandlers([
+            // The guards' own answers pass the handlers nearer the socket: CloseAfterResponse closes after them.
+            WriteTimeoutHandler(timeout: guards.writeTimeout),
+            CloseAfterResponseHandler(linger: guards.linger, closesAfterParserErrors: guards.answersUnreadableRequests),
+            HeaderDeadlineHandler(timeout: guards.headerTimeout), FramingGuard(), HTTPContinueHandler(),
+        ])
+    }
+}

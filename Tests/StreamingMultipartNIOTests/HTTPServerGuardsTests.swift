@@ -1,0 +1,170 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import StreamingMultipartNIO
+
+/// `configureGuardedHTTPServerPipeline(guards:)` on an embedded channel, with NIO's real HTTP/1 codec and the clock
+/// moved by hand: each guard answers what it is for and closes. The Hummingbird example's hostile-client suite drives
+/// the same guards over real sockets.
+@Suite struct HTTPServerGuardsTests {
+    /// An active embedded channel with the guards, as a server's child channel has them.
+    static func server(_ guards: HTTPServerGuards = HTTPServerGuards()) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.configureGuardedHTTPServerPipeline(guards: guards)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    /// Everything written to the client so far, as text.
+    static func sent(_ channel: EmbeddedChannel) throws -> String {
+        var text = ""
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            text += buffer.readString(length: buffer.readableBytes) ?? ""
+        }
+        return text
+    }
+
+    /// The answer and the close. An embedded channel cannot shut only its sending side: the guard's close is a whole
+    /// one here, and NIO's decoder, in the middle of the refused request, reports the stream's end as an error.
+    @Test(arguments: [
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501", "unsupportedTransferCoding"),
+        ("POST / HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "400", "invalidFraming"),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", "400", nil),
+    ])
+    func doubtfulFramingIsAnsweredAndClosed(request: String, status: String, code: String?) throws {
+        let channel = try Self.server()
+        do {
+            try channel.writeInbound(ByteBuffer(string: request))
+        } catch let error as HTTPParserError {
+            #expect(!channel.isActive || code == nil, "\(error)")  // the close above, or the parser's own refusal
+        }
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "the request went on")
+        let answer = try Self.sent(channel)
+        #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer)")
+        #expect(answer.lowercased().contains("connection: close"), "\(answer)")
+        if let code { #expect(answer.contains("\"code\":\"\(code)\""), "\(answer)") }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))  // past the linger
+        #expect(!channel.isActive)
+    }
+
+    /// A refused request behind one being answered waits for that answer's end: never two heads at once (NIO's
+    /// `HTTPServerProtocolErrorHandler` stops the process on one).
+    @Test func aRefusalPipelinedBehindAnAnswerWaitsForIt() throws {
+        let channel = try Self.server()
+        try channel.writeInbound(
+            ByteBuffer(
+                string:
+                    "GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+            ))
+        guard case .head = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("the first request did not arrive")
+            return
+        }
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "content-length", value: "2")
+        try channel.writeOutbound(HTTPServerResponsePart.head(head))
+        #expect(try Self.sent(channel).hasPrefix("HTTP/1.1 200 "))
+        try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "ok"))))
+        do { try channel.writeOutbound(HTTPServerResponsePart.end(nil)) } catch {}  // the close that follows
+        let rest = try Self.sent(channel)
+        #expect(rest.hasPrefix("okHTTP/1.1 501 "), "\(rest)")
+    }
+
+    @Test func aHeadThatDoesNotArriveInTimeIsAnswered408() throws {
+        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(2)))
+        try channel.writeInbound(ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: x\r\nContent-"))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1900))
+        #expect(try Self.sent(channel).isEmpty && channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
+        let answer = try Self.sent(channel)
+        #expect(answer.hasPrefix("HTTP/1.1 408 ") && answer.contains("headerTimeout"), "\(answer)")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aWholeHeadStopsTheDeadlineAndAnAnswerWithCloseEndsTheConnection() throws {
+        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(2), linger: .milliseconds(300)))
+        try channel.writeInbound(ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"))
+        guard case .head = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no request head")
+            return
+        }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))  // the body may take its time: the server's rule
+        let early = try Self.sent(channel)
+        #expect(channel.isActive && early.isEmpty)
+        var head = HTTPResponseHead(version: .http1_1, status: .payloadTooLarge)
+        head.headers.add(name: "content-length", value: "0")
+        head.headers.add(name: "connection", value: "close")
+        try channel.writeOutbound(HTTPServerResponsePart.head(head))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        #expect(try Self.sent(channel).hasPrefix("HTTP/1.1 413 "))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(400))  // an embedded channel closes whole at once
+        #expect(!channel.isActive, "still open after its linger")
+    }
+
+    @Test func pastTheConnectionLimitA503AndNothingRead() throws {
+        let limit = ConnectionLimit(limit: 1)
+        let first = try Self.server(HTTPServerGuards(connections: limit))
+        #expect(limit.open == 1)
+        let second = try Self.server(HTTPServerGuards(connections: limit))
+        let answer = try Self.sent(second)
+        #expect(answer.hasPrefix("HTTP/1.1 503 ") && answer.contains("Retry-After: 1"), "\(answer)")
+        try second.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(try second.readInbound(as: HTTPServerRequestPart.self) == nil, "a refused connection was read")
+        _ = try first.close().wait()
+        first.embeddedEventLoop.run()
+        #expect(limit.open == 0, "the first connection's place was not given back")
+        let third = try Self.server(HTTPServerGuards(connections: limit))
+        #expect(try Self.sent(third).isEmpty && limit.open == 1)
+    }
+
+    @Test func aWriteThatMakesNoProgressClosesTheConnection() throws {
+        let channel = try Self.server(HTTPServerGuards(writeTimeout: .seconds(3)))
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+    }
+
+    @Test func writesThatProgressAgainStopTheClock() throws {
+        let channel = try Self.server(HTTPServerGuards(writeTimeout: .seconds(10)))
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        channel.isWritable = true  // the client read some
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))  // before the header deadline's 10 s
+        #expect(channel.isActive)
+    }
+
+    @Test func framingIsJudgedByTheRequestHead() {
+        func head(_ version: HTTPVersion, _ headers: [(String, String)]) -> HTTPRequestHead {
+            HTTPRequestHead(version: version, method: .POST, uri: "/upload", headers: HTTPHeaders(headers))
+        }
+        let refusals: [(HTTPRequestHead, HTTPResponseStatus?)] = [
+            (head(.http1_1, [("Transfer-Encoding", "chunked")]), nil),
+            (head(.http1_1, [("Transfer-Encoding", "Chunked ")]), nil),
+            (head(.http1_1, [("Content-Length", "3")]), nil),
+            (head(.http1_1, [("Transfer-Encoding", "gzip, chunked")]), .notImplemented),
+            (head(.http1_1, [("Transfer-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]), .notImplemented),
+            (head(.http1_1, [("Transfer-Encoding", "identity")]), .notImplemented),
+            (head(.http1_0, [("Transfer-Encoding", "chunked")]), .badRequest),
+            (head(.http1_1, [("Transfer-Encoding", "chunked"), ("Content-Length", "3")]), .badRequest),
+        ]
+        for (request, status) in refusals {
+            #expect(FramingGuard.refusal(of: request)?.status == status, "\(request.headers)")
+        }
+    }
+
+    @Test func theDescriptorLimitSizesUploadsAndConnections() {
+        let descriptors = ConnectionLimit.descriptorLimit()
+        let uploads = ConnectionLimit.uploadsFittingDescriptors()
+        #expect(uploads == max(1, min(4096, (descriptors - 64) / 3)))
+        #expect(ConnectionLimit.fittingDescriptors(uploads: uploads).limit == max(1, descriptors - 64 - uploads))
+    }
+}
