@@ -32,6 +32,7 @@ let package = Package(
             dependencies: [
                 "VaporUpload",
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "VaporTesting", package: "vapor"),
             ]
         ),

@@ -13,10 +13,10 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 head -c $((512 << 20)) /dev/urandom > "$work/big.bin"
 head -c $((20 << 20)) /dev/urandom > "$work/small.bin"
 
-# Starts the server on a free port; sets $pid and $port.
+# Starts the server on a free port, with the MultipartKit route mounted (bounded at 1 GiB); sets $pid and $port.
 start() {
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  SPOOL_DIR="$work/spool" "$server" serve --env production --hostname 127.0.0.1 --port "$port" >/dev/null 2>&1 &
+  KIT_ROUTE_MAX_BYTES=$((1 << 30)) SPOOL_DIR="$work/spool" "$server" serve --env production --hostname 127.0.0.1 --port "$port" >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && return; sleep 0.1; done
   echo "the server did not start" >&2; exit 1

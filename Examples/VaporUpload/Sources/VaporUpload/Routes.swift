@@ -1,6 +1,7 @@
 import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartNIO
 import Vapor
 
 /// The form both upload routes take: a caption and any number of photos.
@@ -19,6 +20,13 @@ public struct UploadSettings: Sendable {
     /// The most bytes the MultipartKit comparison route collects in memory; nil (the default) does not mount the
     /// route at all, since every body it takes is held whole.
     public var kitRouteMaxBytes: Int? = nil
+    /// Which uploads run at once (the library's `UploadAdmission`): at most 64, 8 from one address, and when all
+    /// are taken, the slowest one below 64 KiB/s that has run 10 s is cut (503) to make room for a new one.
+    public var admission = UploadAdmission.Configuration(maxUploads: 64)
+    /// Whether the app runs behind the nginx of `Deploy/`, which sets `X-Forwarded-For` to the client's address:
+    /// then that header is the address the per-address limit counts. Off, the connection's address is counted and
+    /// the header ignored, since a client can send any value in it.
+    public var behindProxy = false
 
     public init(spoolDirectory: URL, limits: MultipartSpooler.Limits = .default) {
         self.spoolDirectory = spoolDirectory
@@ -28,8 +36,10 @@ public struct UploadSettings: Sendable {
 
 /// The routes:
 /// - `GET /`: a page with the upload form;
-/// - `POST /upload`: the body streams into the spooler and the decoder (``Request/withMultipartForm(as:spooler:decoder:_:)``),
-///   never whole in memory; errors are answered as JSON with the library's status (413 past a limit);
+/// - `POST /upload`: the body streams into the spooler and the decoder
+///   (``Request/withMultipartForm(as:spooler:decoder:countedBy:_:)``), never whole in memory, once the admission has
+///   given it a slot (429 past an address's share, 503 when every slot is held); errors are answered as JSON with
+///   the library's status (413 past a limit);
 /// - `POST /kit/upload`, only when ``UploadSettings/kitRouteMaxBytes`` is set: the same form the MultipartKit way,
 ///   for comparison: Vapor collects the body in memory (up to that size) and `req.content.decode` reads it.
 ///
@@ -44,9 +54,26 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
         Response(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .init(string: formPage))
     }
 
+    let admission = UploadAdmission(settings.admission)
+
     app.on(.POST, "upload", body: .stream) { req async -> Response in
+        let peer = settings.behindProxy ? req.headers.first(name: .xForwardedFor) : req.remoteAddress?.ipAddress
+        let ticket: UploadAdmission.Ticket
+        switch admission.admit(peer: peer) {
+        case .success(let admitted):
+            ticket = admitted
+        case .failure(.tooManyFromPeer):
+            let limit = admission.configuration.maxUploadsPerPeer
+            return ErrorAnswer(code: "tooManyUploads", message: "at most \(limit) uploads at once from one address")
+                .response(.tooManyRequests, retryAfter: 1)
+        case .failure(.busy):
+            let limit = admission.configuration.maxUploads
+            return ErrorAnswer(code: "busy", message: "the server takes \(limit) uploads at once; try again shortly")
+                .response(.serviceUnavailable, retryAfter: 1)
+        }
+        defer { ticket.end() }
         do {
-            return try await req.withMultipartForm(as: Upload.self, spooler: spooler) { upload in
+            return try await req.withMultipartForm(as: Upload.self, spooler: spooler, countedBy: ticket) { upload in
                 try UploadAnswer(
                     caption: upload.caption,
                     photos: upload.photos.map {
@@ -54,10 +81,15 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
                     }
                 ).response()
             }
+        } catch _ where ticket.wasCut {
+            req.logger.info("cut a slow upload from \(peer ?? "?") to make room for another")
+            return ErrorAnswer(code: "busy", message: "the server is full and this upload was among the slowest")
+                .response(.serviceUnavailable, retryAfter: 1)
         } catch let error as StreamingMultipart.MultipartError {
             req.logger.info("upload refused: \(error)")
             return ErrorAnswer(code: error.code.name, message: error.clientMessage)
-                .response(HTTPResponseStatus(statusCode: error.httpStatus))
+                .response(
+                    HTTPResponseStatus(statusCode: error.httpStatus), retryAfter: error.httpStatus == 503 ? 1 : nil)
         } catch let error as DecodingError {
             return ErrorAnswer(code: "notAnUpload", message: "\(error)").response(.unprocessableEntity)
         } catch {
@@ -124,8 +156,11 @@ struct UploadAnswer: Codable {
     }
 }
 
-/// An error, as JSON: `{"error": {"code": …, "message": …}}`. The connection is closed after it, so that the
-/// server never reads the rest of a body it refused.
+/// An error, as JSON: `{"error": {"code": …, "message": …}}`.
+///
+/// Vapor 4 keeps the connection open after it (it decides keep-alive from the request alone, and a `Connection:
+/// close` set here would only be sent beside its own `keep-alive`), and reads the rest of a refused body. The nginx
+/// of `Deploy/` closes it instead: see `Deploy/upload-guards.conf`.
 struct ErrorAnswer: Codable {
     struct Body: Codable {
         var code: String
@@ -136,8 +171,9 @@ struct ErrorAnswer: Codable {
 
     init(code: String, message: String) { error = Body(code: code, message: message) }
 
-    func response(_ status: HTTPResponseStatus) -> Response {
-        let response = Response(status: status, headers: ["Connection": "close"])
+    func response(_ status: HTTPResponseStatus, retryAfter seconds: Int? = nil) -> Response {
+        let response = Response(status: status)
+        if let seconds { response.headers.replaceOrAdd(name: .retryAfter, value: String(seconds)) }
         try? response.content.encode(self, as: .json)
         return response
     }

@@ -4,7 +4,8 @@ import VaporUpload
 
 // `swift run VaporUploadServer serve --hostname 127.0.0.1 --port 8080`; SPOOL_DIR sets the spool folder (a folder
 // of its own in the temporary directory by default), and KIT_ROUTE_MAX_BYTES mounts the MultipartKit comparison
-// route, which collects each body in memory up to that size (off by default).
+// route, which collects each body in memory up to that size (off by default). BEHIND_PROXY=1 says the app runs
+// behind the nginx of Deploy/ (its X-Forwarded-For names the client); MAX_UPLOADS sets the upload slots (64).
 let environment = try Environment.detect()
 let app = try await Application.make(environment)
 let spool =
@@ -13,6 +14,8 @@ let spool =
 do {
     var settings = UploadSettings(spoolDirectory: spool)
     settings.kitRouteMaxBytes = Environment.get("KIT_ROUTE_MAX_BYTES").flatMap { Int($0) }
+    settings.behindProxy = Environment.get("BEHIND_PROXY") == "1"
+    if let slots = Environment.get("MAX_UPLOADS").flatMap({ Int($0) }) { settings.admission.maxUploads = max(1, slots) }
     try routes(app, settings: settings)
     try await app.execute()
 } catch {

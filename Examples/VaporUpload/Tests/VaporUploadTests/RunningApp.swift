@@ -1,6 +1,7 @@
 import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartNIO
 import Testing
 import Vapor
 import VaporUpload
@@ -19,9 +20,13 @@ final class RunningApp: @unchecked Sendable {
     }
 
     /// Runs `body` with the app serving; stops it and removes its spool folder after.
+    /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
+    /// test of that limit sets it).
     static func with<T>(
         limits: MultipartSpooler.Limits = .default, kitRouteMaxBytes: Int? = 16 << 20,
-        idleTimeoutSeconds: Int64 = 30, _ body: (RunningApp) async throws -> T
+        idleTimeoutSeconds: Int64 = 30,
+        admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
+        behindProxy: Bool = false, _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
@@ -30,6 +35,8 @@ final class RunningApp: @unchecked Sendable {
             var settings = UploadSettings(spoolDirectory: spool, limits: limits)
             settings.kitRouteMaxBytes = kitRouteMaxBytes
             settings.idleTimeoutSeconds = idleTimeoutSeconds
+            settings.admission = admission
+            settings.behindProxy = behindProxy
             try routes(app, settings: settings)
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
