@@ -171,6 +171,12 @@ struct SendCommand: AsyncParsableCommand {
         ) { display.update($0) }
         display.finish()
         let status = response.status
+        if location, !silent,
+            let target = Self.refusedInsecureRedirect(status: Int(status.code), headers: response.headers)
+        {
+            // The one redirect -L does not follow where curl would: the body and headers would go out in clear.
+            display.note("not following the redirect from https to \(target): the answer is the redirect itself")
+        }
         if fail && status.code >= 400 {
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }
@@ -179,6 +185,16 @@ struct SendCommand: AsyncParsableCommand {
             try sink.write(buffer)
         }
         try sink.close()
+    }
+
+    /// The `http` address a redirect answer points to when it is the final answer under `-L`: the upload never
+    /// follows a redirect from `https` to `http` (`MultipartUploadOptions.allowsInsecureRedirects`), and every other
+    /// redirect it follows or fails on (too many).
+    static func refusedInsecureRedirect(status: Int, headers: HTTPHeaders) -> String? {
+        guard [301, 302, 303, 307, 308].contains(status), let target = headers.first(name: "location"),
+            target.lowercased().hasPrefix("http:")
+        else { return nil }
+        return target
     }
 
     private var progressStyle: ProgressStyle {

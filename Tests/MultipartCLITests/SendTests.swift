@@ -196,6 +196,15 @@ struct SendTests {
         #expect(untrusted.stderr.contains("is not trusted (give its CA with --cacert FILE, or --insecure)"))
         let insecure = try multipart([url, "--insecure"] + form)
         #expect(insecure.status == 0, "\(insecure.stderr)")
+        // -L follows no redirect from https to http (curl would, sending the form in clear): the redirect is the
+        // answer, and standard error says why.
+        let plain = try PeerUploadServer(python: python)
+        let redirect = "https://127.0.0.1:\(server.port)/redirect/307?to=\(plain.url.absoluteString)"
+        let notFollowed = try multipart([redirect, "--cacert", cert, "-L", "-o", "/dev/null"] + form)
+        #expect(notFollowed.status == 0, "\(notFollowed.stderr)")
+        #expect(
+            notFollowed.stderr.contains("not following the redirect from https to \(plain.url.absoluteString)"),
+            "\(notFollowed.stderr)")
     }
 
     /// The progress bar on a real terminal: tmux runs the upload in a 100-column pane (standard error a TTY, so the
