@@ -52,9 +52,23 @@ public final class UploadAdmission: @unchecked Sendable {
         /// This address holds its share of the slots: 429.
         case tooManyFromPeer
 
-        /// The HTTP status to answer with.
+        /// The HTTP status to answer with (with `Retry-After`).
         public var status: Int { self == .busy ? 503 : 429 }
+
+        /// A short name for an error body: `busy` or `tooManyUploads`.
+        public var code: String { self == .busy ? "busy" : "tooManyUploads" }
     }
+
+    /// What to tell a client `refusal` turned away (it names the limit, nothing else).
+    public func message(for refusal: Refusal) -> String {
+        switch refusal {
+        case .busy: "the server takes \(configuration.maxUploads) uploads at once; try again shortly"
+        case .tooManyFromPeer: "at most \(configuration.maxUploadsPerPeer) uploads at once from one address"
+        }
+    }
+
+    /// What to tell a client whose upload was cut (``Ticket/wasCut``), answered with 503 and `Retry-After`.
+    public static let cutMessage = "the server is full and this upload was among the slowest; try again"
 
     public let configuration: Configuration
     private let lock = NSLock()

@@ -29,6 +29,19 @@ struct UploadAdmissionTests {
         #expect(admission.count == 3)
     }
 
+    /// What the examples answer a refused client: the status, a code and the limit, as the admission says them.
+    @Test func aRefusalSaysItsStatusCodeAndLimit() {
+        let admission = admission(10, perPeer: 2)
+        let answers = [UploadAdmission.Refusal.busy, .tooManyFromPeer].map {
+            "\($0.status) \($0.code): \(admission.message(for: $0))"
+        }
+        #expect(
+            answers == [
+                "503 busy: the server takes 10 uploads at once; try again shortly",
+                "429 tooManyUploads: at most 2 uploads at once from one address",
+            ])
+    }
+
     @Test func theSlowestUploadBelowTheProtectedRateIsCutForANewOne() throws {
         let admission = admission(3)
         let cut = Locked<[Int]>([])

@@ -29,18 +29,11 @@ struct UploadService: Sendable {
         switch admission.admit(peer: peer) {
         case .success(let admitted):
             ticket = admitted
-        case .failure(.tooManyFromPeer):
-            let limit = admission.configuration.maxUploadsPerPeer
-            logger.info("refused an upload from \(peer ?? "?"): it has \(limit) in progress")
-            let body = ErrorBody(
-                error: .init(code: "tooManyUploads", message: "at most \(limit) uploads at once from one address"))
-            return answer(.tooManyRequests, body, headers: [.retryAfter: "1"])
-        case .failure(.busy):
-            let limit = admission.configuration.maxUploads
-            logger.warning("refused an upload: all \(limit) upload slots are taken by uploads that may not be cut")
-            let body = ErrorBody(
-                error: .init(code: "busy", message: "the server takes \(limit) uploads at once; try again shortly"))
-            return answer(.serviceUnavailable, body, headers: [.retryAfter: "1"])
+        case .failure(let refusal):
+            let message = admission.message(for: refusal)
+            logger.info("refused an upload from \(peer ?? "?"): \(message)")
+            let body = ErrorBody(error: .init(code: refusal.code, message: message))
+            return answer(HTTPResponse.Status(code: refusal.status), body, headers: [.retryAfter: "1"])
         }
         defer { ticket.end() }
         do {
@@ -54,9 +47,7 @@ struct UploadService: Sendable {
             return answer(.ok, result)
         } catch _ where ticket.wasCut {
             logger.info("cut a slow upload from \(peer ?? "?") to make room for another")
-            let body = ErrorBody(
-                error: .init(
-                    code: "busy", message: "the server is full and this upload was among the slowest; try again"))
+            let body = ErrorBody(error: .init(code: "busy", message: UploadAdmission.cutMessage))
             return answer(.serviceUnavailable, body, headers: [.retryAfter: "1"])
         } catch let error as MultipartError {
             let status = HTTPResponse.Status(code: error.httpStatus)

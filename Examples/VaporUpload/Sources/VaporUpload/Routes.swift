@@ -62,14 +62,9 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
         switch admission.admit(peer: peer) {
         case .success(let admitted):
             ticket = admitted
-        case .failure(.tooManyFromPeer):
-            let limit = admission.configuration.maxUploadsPerPeer
-            return ErrorAnswer(code: "tooManyUploads", message: "at most \(limit) uploads at once from one address")
-                .response(.tooManyRequests, retryAfter: 1)
-        case .failure(.busy):
-            let limit = admission.configuration.maxUploads
-            return ErrorAnswer(code: "busy", message: "the server takes \(limit) uploads at once; try again shortly")
-                .response(.serviceUnavailable, retryAfter: 1)
+        case .failure(let refusal):
+            return ErrorAnswer(code: refusal.code, message: admission.message(for: refusal))
+                .response(HTTPResponseStatus(statusCode: refusal.status), retryAfter: 1)
         }
         defer { ticket.end() }
         do {
@@ -83,7 +78,7 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
             }
         } catch _ where ticket.wasCut {
             req.logger.info("cut a slow upload from \(peer ?? "?") to make room for another")
-            return ErrorAnswer(code: "busy", message: "the server is full and this upload was among the slowest")
+            return ErrorAnswer(code: "busy", message: UploadAdmission.cutMessage)
                 .response(.serviceUnavailable, retryAfter: 1)
         } catch let error as StreamingMultipart.MultipartError {
             req.logger.info("upload refused: \(error)")
