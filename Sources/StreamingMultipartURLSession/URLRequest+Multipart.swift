@@ -40,7 +40,7 @@ extension URLRequest {
         httpBodyStream = body.makeInputStream(compression: compression)
     }
 
-    /// Writes `body` to `fileURL` (atomically, see ``MultipartBody/write(to:permissions:compression:)``) and sets
+    /// Writes `body` to `fileURL` (atomically, see `MultipartBody.write(to:permissions:compression:)`) and sets
     /// `Content-Type` and the exact `Content-Length`, for `URLSession.uploadTask(with:fromFile:)`, which sends it on
     /// every platform and in background sessions.
     ///
@@ -57,7 +57,7 @@ extension URLRequest {
     ///   - compression: compresses the body into the file and sets `Content-Encoding`; the `Content-Length` is the
     ///     exact compressed length.
     /// - Returns: the file's length.
-    /// - Throws: what ``MultipartBody/write(to:permissions:compression:)`` throws.
+    /// - Throws: what `MultipartBody.write(to:permissions:compression:)` throws.
     @discardableResult
     public mutating func setMultipartBody(
         _ body: MultipartBody, writingTo fileURL: URL, compression: MultipartBody.Compression? = nil

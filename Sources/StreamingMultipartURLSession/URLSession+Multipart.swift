@@ -19,7 +19,7 @@ extension URLSession {
     ///
     /// - On Linux, URLSession sends a stream body chunked (and a `Content-Length` beside it makes a request servers
     ///   refuse), so the body is written to a temporary file in `temporaryDirectory` (by
-    ///   ``MultipartBody/write(to:permissions:compression:)``, which copies file parts inside the
+    ///   `MultipartBody.write(to:permissions:compression:)`, which copies file parts inside the
     ///   kernel) and sent with `upload(for:fromFile:)`; the file is removed when the call returns or throws,
     ///   cancelled or not. The upload needs room for one copy of the body there.
     /// - On Apple platforms the body streams with its `Content-Length`: nothing is written to disk.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension MultipartPart {
     /// Several files of field `name` nested in one `multipart/mixed` part, as `curl -F 'f=@a,b'` sends them: each

@@ -377,12 +377,10 @@ extension FormNameStep {
         _ name: String, keyStrategy: MultipartFormKeyStrategy, limits: MultipartFormDecoder.Limits, partIndex: Int,
         visit: (FormNameStep, _ isLast: Bool) throws -> Void
     ) throws {
-        var utf8 = name
-        try utf8.withUTF8 { bytes in
-            let reader = FormNameReader(
-                bytes: bytes, dots: keyStrategy == .dots, limits: limits, name: name, partIndex: partIndex)
-            guard let count = try reader.read(visit: nil, count: 0) else { return try visit(.key(name), true) }
-            _ = try withoutActuallyEscaping(visit) { try reader.read(visit: $0, count: count) }
+        let reader = FormNameReader(dots: keyStrategy == .dots, limits: limits, name: name, partIndex: partIndex)
+        try name.withUTF8Span { bytes in
+            guard let count = try reader.read(bytes, visit: nil, count: 0) else { return try visit(.key(name), true) }
+            _ = try withoutActuallyEscaping(visit) { try reader.read(bytes, visit: $0, count: count) }
         }
     }
 

@@ -1,3 +1,5 @@
+import CZlib
+
 /// The three wrappings of deflate data that HTTP bodies use. Internal: users name an encoding with
 /// ``ContentEncoding`` or ``MultipartBody/Compression``, where `deflate` means HTTP's (zlib-wrapped).
 enum CompressionFormat: Sendable, Hashable {
@@ -17,4 +19,20 @@ enum CompressionFormat: Sendable, Hashable {
         case .rawDeflate: -15
         }
     }
+}
+
+extension ZlibStream {
+    /// A zlib stream for `format`.
+    ///
+    /// - Throws: ``MultipartError/Code/compressionFailed`` when zlib cannot start (no memory, a bad level).
+    init(_ direction: Direction, format: CompressionFormat, level: Int32 = Z_DEFAULT_COMPRESSION) throws {
+        do {
+            try self.init(direction, windowBits: format.windowBits, level: level)
+        } catch {
+            throw MultipartError(code: .compressionFailed, message: "zlib could not start (\(error.description))")
+        }
+    }
+
+    /// Starts the stream over for `format`.
+    func reset(format: CompressionFormat) { reset(windowBits: format.windowBits) }
 }

@@ -8,23 +8,28 @@ struct ZlibStream {
     let pointer: UnsafeMutablePointer<z_stream>
     let direction: Direction
 
-    /// - Throws: ``MultipartError/Code/compressionFailed`` when zlib cannot start (no memory, a bad level).
-    init(_ direction: Direction, format: CompressionFormat, level: Int32 = Z_DEFAULT_COMPRESSION) throws {
+    /// Why zlib could not start a stream (no memory, a bad level): zlib's name for its status.
+    struct StartFailure: Error {
+        let description: String
+    }
+
+    /// - Parameter windowBits: zlib's `windowBits`, which also chooses the wrapper (gzip, zlib or none).
+    /// - Throws: ``StartFailure`` when zlib cannot start.
+    init(_ direction: Direction, windowBits: Int32, level: Int32 = Z_DEFAULT_COMPRESSION) throws(StartFailure) {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: z_stream())
         self.direction = direction
         let status: Int32
         switch direction {
         case .compress:
-            status = czlib_deflateInit2(pointer, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY)
+            status = czlib_deflateInit2(pointer, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY)
         case .decompress:
-            status = czlib_inflateInit2(pointer, format.windowBits)
+            status = czlib_inflateInit2(pointer, windowBits)
         }
         guard status == Z_OK else {
             pointer.deinitialize(count: 1)
             pointer.deallocate()
-            throw MultipartError(
-                code: .compressionFailed, message: "zlib could not start (\(Self.describe(status, nil)))")
+            throw StartFailure(description: Self.describe(status, nil))
         }
     }
 
@@ -66,8 +71,8 @@ struct ZlibStream {
     /// Starts the stream over for a new stream of the same format (the next gzip member).
     func reset() { inflateReset(pointer) }
 
-    /// Starts the stream over for `format`.
-    func reset(format: CompressionFormat) { inflateReset2(pointer, format.windowBits) }
+    /// Starts the stream over with other `windowBits` (another wrapper).
+    func reset(windowBits: Int32) { inflateReset2(pointer, windowBits) }
 
     /// zlib's name for `status`, with the stream's message when zlib left one.
     func describe(_ status: Int32) -> String { Self.describe(status, pointer.pointee.msg) }

@@ -289,7 +289,7 @@ struct FormCollector {
 
     private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {
         do {
-            return try TemporaryFile(inDirectory: spooler.directory, prefix: SpoolFolder.prefix)
+            return try TemporaryFile(inDirectory: spooler.directory, prefix: SpoolFileName.prefix)
         } catch {
             throw MultipartError(
                 code: .writeFailed,

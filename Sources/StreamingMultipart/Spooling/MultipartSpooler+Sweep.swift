@@ -33,15 +33,15 @@ extension MultipartSpooler {
         let folder = directory.hasSuffix("/") ? directory : directory + "/"
         let names: [String]
         do {
-            names = try SpoolFolder.names(in: directory)
+            names = try FolderListing.names(in: directory)
         } catch {
             throw MultipartError(code: .writeFailed, message: "cannot list the spool folder \(directory)", cause: error)
         }
         let cutoff = Date().timeIntervalSince1970 - max(age, .zero).seconds
         var removed = 0
-        for name in names where SpoolFolder.isSpoolFileName(name) {
+        for name in names where SpoolFileName.matches(name) {
             let path = folder + name
-            guard let file = SpoolFolder.regularFile(at: path), file.owner == geteuid() else { continue }
+            guard let file = FolderListing.regularFile(at: path), file.owner == geteuid() else { continue }
             let modified = Double(file.modified.tv_sec) + Double(file.modified.tv_nsec) / 1e9
             guard modified < cutoff else { continue }
             if unlink(path) == 0 {

@@ -6,24 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// The names a spooler gives its files, and the folder listing that finds the ones a crash left behind.
-///
-/// ```swift
-/// SpoolFolder.isSpoolFileName("upload-0123456789abcdef0123456789abcdef")  // true
-/// SpoolFolder.isSpoolFileName("upload-photo.jpg")                          // false
-/// ```
-enum SpoolFolder {
-    /// The fixed start of every spooled file's name; 32 lower-case hex digits follow.
-    static let prefix = "upload-"
-
-    /// Whether `name` is exactly a spooled file's name: the prefix and 32 lower-case hex digits, nothing else.
-    static func isSpoolFileName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        let prefix = Array(Self.prefix.utf8)
-        guard bytes.count == prefix.count + 32, bytes.starts(with: prefix) else { return false }
-        return bytes.dropFirst(prefix.count).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
-
+/// A folder's entries, as the sweep of stale spooled files reads them.
+enum FolderListing {
     /// The names in the folder at `path` (`.` and `..` left out), in the order the file system gives them.
     ///
     /// - Throws: ``SystemCallError`` from `opendir`.
