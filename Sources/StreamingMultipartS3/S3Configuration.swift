@@ -23,7 +23,8 @@ public struct S3Configuration: Sendable {
     /// The S3 endpoint: scheme, host and port (`http://127.0.0.1:7480`, `https://s3.eu-west-3.amazonaws.com`).
     public var endpoint: URL
     public var bucket: String
-    /// Put before every key the default ``key`` makes.
+    /// Put before every key made without a ``key`` closure (read when the key is made, so a prefix set after
+    /// `init` counts), and what ``S3Store/abortStaleUploads(olderThan:now:)`` sweeps under.
     public var prefix: String
     /// The region requests are signed for; by default ``environmentRegion(_:)`` (`AWS_REGION`, else
     /// `us-east-1`, which most local engines expect).
@@ -53,9 +54,10 @@ public struct S3Configuration: Sendable {
     /// The `Content-Disposition` every object is stored with; `attachment` by default (a browser downloads it
     /// rather than showing it), nil for none.
     public var contentDisposition: String?
-    /// The object key for a file: by default ``prefix`` and 32 hex digits from the system's CSPRNG, never the
-    /// client's filename (which goes into `x-amz-meta-filename`, percent-encoded).
-    public var key: @Sendable (MultipartStoreFile) -> String
+    /// The object key for a file, when a caller chooses keys; nil (the default) for ``prefix`` and 32 hex digits
+    /// from the system's CSPRNG, never the client's filename (which goes into `x-amz-meta-filename`,
+    /// percent-encoded). See ``objectKey(for:)``.
+    public var key: (@Sendable (MultipartStoreFile) -> String)?
 
     /// S3's most parts for one upload.
     public static let maxParts = 10_000
@@ -68,15 +70,7 @@ public struct S3Configuration: Sendable {
         endpoint: URL, bucket: String, prefix: String = "", region: String = S3Configuration.environmentRegion(),
         credentials: S3Credentials, addressing: Addressing = .path
     ) throws {
-        guard let scheme = endpoint.scheme, scheme == "http" || scheme == "https", endpoint.host != nil else {
-            throw S3Error(
-                code: .invalidConfiguration, message: "the endpoint \(endpoint) has no http(s) scheme or host")
-        }
-        guard !bucket.isEmpty, !bucket.contains("/") else {
-            throw S3Error(
-                code: .invalidConfiguration, message: "the bucket name \(bucket.debugDescription) is empty or holds a /"
-            )
-        }
+        try Self.validate(endpoint: endpoint, bucket: bucket)
         self.endpoint = endpoint
         self.bucket = bucket
         self.prefix = prefix
@@ -90,7 +84,12 @@ public struct S3Configuration: Sendable {
         memoryBudget = .shared
         storedContentTypes = Self.sniffingSafeTypes
         contentDisposition = "attachment"
-        key = { _ in prefix + Self.randomName() }
+        key = nil
+    }
+
+    /// The key `file` is stored under: ``key``'s, else ``prefix`` and 32 hex digits from the CSPRNG.
+    public func objectKey(for file: MultipartStoreFile) -> String {
+        key?(file) ?? prefix + Self.randomName()
     }
 
     /// Images, audio, video, PDF, archives and plain text: types a browser shows (or saves) and never runs as a
@@ -133,11 +132,13 @@ public struct S3Configuration: Sendable {
         return partSize << min(20, (number - Self.partsBeforeGrowth - 1) / 1_000 + 1)
     }
 
-    /// Checks ``partSize`` (at least 5 MiB), ``concurrency`` (at least 1), ``retries`` (at least 0) and
-    /// ``contentDisposition`` (no control byte).
+    /// Checks ``endpoint`` and ``bucket`` (as `init` does: they may have been set since), ``partSize`` (at least
+    /// 5 MiB), ``concurrency`` (at least 1), ``retries`` (at least 0) and ``contentDisposition`` (no control byte).
+    /// ``S3Store`` calls it.
     ///
     /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
     public func validate() throws {
+        try Self.validate(endpoint: endpoint, bucket: bucket)
         if let disposition = contentDisposition,
             disposition.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         {
@@ -151,6 +152,20 @@ public struct S3Configuration: Sendable {
         }
         guard retries >= 0 else {
             throw S3Error(code: .invalidConfiguration, message: "retries must be at least 0, got \(retries)")
+        }
+    }
+
+    /// - Throws: ``S3Error/Code/invalidConfiguration`` for an endpoint without an http(s) scheme and a host, or a
+    ///   bucket name that is empty or holds a `/`.
+    private static func validate(endpoint: URL, bucket: String) throws {
+        guard let scheme = endpoint.scheme, scheme == "http" || scheme == "https", endpoint.host != nil else {
+            throw S3Error(
+                code: .invalidConfiguration, message: "the endpoint \(endpoint) has no http(s) scheme or host")
+        }
+        guard !bucket.isEmpty, !bucket.contains("/") else {
+            throw S3Error(
+                code: .invalidConfiguration, message: "the bucket name \(bucket.debugDescription) is empty or holds a /"
+            )
         }
     }
 

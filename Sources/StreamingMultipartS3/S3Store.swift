@@ -51,7 +51,7 @@ public struct S3Store: MultipartFileStore {
                 code: .invalidHeader, message: "the part's Content-Type holds a control byte: \(type.debugDescription)",
                 partIndex: file.partIndex)
         }
-        return S3Upload(client: client, key: configuration.key(file), file: file)
+        return S3Upload(client: client, key: configuration.objectKey(for: file), file: file)
     }
 
     /// Deletes `object` (a file of a form that failed).

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 
@@ -76,10 +77,15 @@ import Testing
     @Test func keysAreRandomUnderThePrefixAndURLsAddressTheBucketBothWays() throws {
         let configuration = try configuration()
         let file = MultipartStoreFile(name: "photo", filename: "../../etc/passwd", contentType: nil, partIndex: 0)
-        let keys = (0..<100).map { _ in configuration.key(file) }
+        let keys = (0..<100).map { _ in configuration.objectKey(for: file) }
         #expect(Set(keys).count == 100)
         #expect(
             keys.allSatisfy { $0.hasPrefix("forms/") && $0.dropFirst(6).allSatisfy(\.isHexDigit) && $0.count == 38 })
+        var moved = configuration
+        moved.prefix = "later/"  // set after init: the keys follow it
+        #expect(moved.objectKey(for: file).hasPrefix("later/") && moved.objectKey(for: file).count == 38)
+        moved.key = { "chosen/\($0.name)" }
+        #expect(moved.objectKey(for: file) == "chosen/photo")
 
         let path = S3Client(configuration: configuration, http: .shared).location(of: "forms/a b+é")
         #expect(path.url == "http://127.0.0.1:7480/uploads/forms/a%20b%2B%C3%A9")
@@ -90,11 +96,52 @@ import Testing
         #expect(hosted.location(of: nil).path == "/")
     }
 
+    @Test func validateChecksTheEndpointAndBucketSetAfterInit() throws {
+        var configuration = try configuration()
+        try configuration.validate()
+        configuration.bucket = "a/b"
+        #expect { try configuration.validate() } throws: { error in
+            (error as? S3Error)?.code == .invalidConfiguration && "\(error)".contains("bucket")
+        }
+        configuration = try self.configuration()
+        configuration.endpoint = URL(fileURLWithPath: "/tmp/s3")
+        #expect { try configuration.validate() } throws: { error in
+            (error as? S3Error)?.code == .invalidConfiguration && "\(error)".contains("endpoint")
+        }
+    }
+
     @Test func s3sXMLIsReadForItsValuesAndEscapedWhenWritten() {
         let answer = "<Error><Code>NoSuchKey</Code><Message>a &lt;b&gt; &amp; &quot;c&quot;</Message></Error>"
         #expect(XMLText.value(of: "Code", in: answer) == "NoSuchKey")
         #expect(XMLText.value(of: "Message", in: answer) == "a <b> & \"c\"")
         #expect(XMLText.value(of: "RequestId", in: answer) == nil)
         #expect(XMLText.escaped("\"a&b\"") == "&quot;a&amp;b&quot;")
+    }
+}
+
+@Suite struct SigV4TimestampTests {
+    /// What Foundation's Gregorian calendar in UTC says of `date`, as the signer used to write it.
+    static func calendarTimestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!,
+            parts.second!)
+    }
+
+    @Test func theTimestampIsTheCalendarsOnLeapDaysCenturiesAndSeededDates() {
+        var dates = [
+            "2015-08-30T12:36:00Z", "2000-02-29T23:59:59Z", "2100-03-01T00:00:00Z", "2024-12-31T23:59:59Z",
+            "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "2038-01-19T03:14:08Z", "2400-02-29T12:00:00Z",
+        ].map { ISO8601DateFormatter().date(from: $0)! }
+        var generator = SeededGenerator(seed: 0x5157_3456)
+        for _ in 0..<5_000 {
+            dates.append(Date(timeIntervalSince1970: Double.random(in: -1e10...1e10, using: &generator)))
+        }
+        for date in dates {
+            #expect(SigV4Signer.timestamp(date) == Self.calendarTimestamp(date), "\(date.timeIntervalSince1970)")
+        }
+        #expect(SigV4Signer.timestamp(Date(timeIntervalSince1970: 1_440_938_160.75)) == "20150830T123600Z")
     }
 }
