@@ -165,7 +165,7 @@ import Testing
     @Test func aFileWhereTextIsExpectedSaysSo() async throws {
         var body = MultipartBody()
         try body.append(.data(Data("x".utf8), name: "caption", filename: "c.txt"))
-        try await withForm(body) { form in
+        _ = try await withForm(body) { form in
             #expect {
                 try MultipartFormDecoder().decode([String: String].self, from: form)
             } throws: { error in

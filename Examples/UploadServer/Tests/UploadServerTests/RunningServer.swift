@@ -46,7 +46,7 @@ final class RunningServer: @unchecked Sendable {
         // The log goes to a file, not to this process's standard error: a server left running by a test process
         // that crashed would otherwise hold `swift test`'s output open, and `swift test` (and CI) would wait on it.
         log = spool.appendingPathExtension("log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: log.path, contents: nil), "cannot create \(log.path)")
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
