@@ -42,10 +42,10 @@ public struct S3Configuration: Sendable {
     /// (`MultipartError.Code.serverBusy`). Default `MultipartMemoryBudget.shared` (256 MiB),
     /// one for the whole process.
     public var memoryBudget: MultipartMemoryBudget
-    /// How many times a failed part (or a failed `PutObject`) is sent again, with backoff from
-    /// ``retryBackoff``, doubling. Default 3.
-    public var retries: Int
-    public var retryBackoff: Duration
+    /// When a failed request (a part, a `PutObject`, a completion, an abort) is sent again: after a connection
+    /// failure, 408, 429, a 5xx but 501 and 505, or S3's `SlowDown`, the same policy as the one-call uploads'.
+    /// Default 3 retries after 200 ms, doubling, at most 20 s apart.
+    public var retry: MultipartRetry
     /// The media types an object may be stored as (`type/subtype`, lower case): a file whose client-sent type is
     /// one of them is stored with it, any other as `application/octet-stream`, so that a browser that opens the
     /// object never runs what a client called `text/html` or `image/svg+xml`. The type as sent is kept in
@@ -79,8 +79,7 @@ public struct S3Configuration: Sendable {
         self.addressing = addressing
         partSize = 8 << 20
         concurrency = 4
-        retries = 3
-        retryBackoff = .milliseconds(200)
+        retry = MultipartRetry(attempts: 3, initialDelay: .milliseconds(200), maxDelay: .seconds(20))
         memoryBudget = .shared
         storedContentTypes = Self.sniffingSafeTypes
         contentDisposition = "attachment"
@@ -133,7 +132,7 @@ public struct S3Configuration: Sendable {
     }
 
     /// Checks ``endpoint`` and ``bucket`` (as `init` does: they may have been set since), ``partSize`` (at least
-    /// 5 MiB), ``concurrency`` (at least 1), ``retries`` (at least 0) and ``contentDisposition`` (no control byte).
+    /// 5 MiB), ``concurrency`` (at least 1) and ``contentDisposition`` (no control byte).
     /// ``S3Store`` calls it.
     ///
     /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
@@ -149,9 +148,6 @@ public struct S3Configuration: Sendable {
         }
         guard concurrency >= 1 else {
             throw S3Error(code: .invalidConfiguration, message: "concurrency must be at least 1, got \(concurrency)")
-        }
-        guard retries >= 0 else {
-            throw S3Error(code: .invalidConfiguration, message: "retries must be at least 0, got \(retries)")
         }
     }
 

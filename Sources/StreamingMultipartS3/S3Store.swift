@@ -60,29 +60,21 @@ public struct S3Store: MultipartFileStore {
     }
 }
 
-/// Sends a request again after a failure that another try may mend: the connection, a 5xx, S3's `SlowDown`.
+/// Sends a request again after a failure that another try may mend, by the configuration's ``MultipartRetry``: the
+/// connection, the statuses every upload retries (408, 429, 5xx but 501 and 505), and S3's `SlowDown` code.
 enum S3Retry {
     static func run<Result>(
         _ configuration: S3Configuration, isolation: isolated (any Actor)? = #isolation,
         _ work: () async throws -> Result
     ) async throws -> Result {
-        var delay = configuration.retryBackoff
-        var attempt = 0
-        while true {
-            do {
-                return try await work()
-            } catch let error as S3Error where attempt < configuration.retries && isTransient(error) {
-                attempt += 1
-                try await Task.sleep(for: delay)
-                delay *= 2
-            }
-        }
+        try await configuration.retry.run(retryingWhen: { ($0 as? S3Error).map(isTransient) ?? false }, work)
     }
 
     static func isTransient(_ error: S3Error) -> Bool {
         switch error.code {
         case .transport: true
-        case .service: (error.status ?? 0) >= 500 || error.status == 429 || error.serviceCode == "SlowDown"
+        case .service:
+            error.status.map(MultipartRetry.isTransient(status:)) == true || error.serviceCode == "SlowDown"
         default: false
         }
     }

@@ -110,6 +110,18 @@ import Testing
         }
     }
 
+    /// S3 retries what the one-call uploads retry (the same table), and its own `SlowDown`.
+    @Test func s3RetriesWhatTheUploadsRetryAndSlowDown() {
+        for status in [200, 400, 403, 404, 408, 429, 500, 501, 503, 505] {
+            let error = S3Error(code: .service, message: "", status: status)
+            #expect(S3Retry.isTransient(error) == MultipartRetry.isTransient(status: status), "\(status)")
+        }
+        #expect(S3Retry.isTransient(S3Error(code: .service, message: "", serviceCode: "SlowDown", status: 400)))
+        #expect(S3Retry.isTransient(S3Error(code: .transport, message: "reset")))
+        #expect(!S3Retry.isTransient(S3Error(code: .invalidConfiguration, message: "")))
+        #expect(!S3Retry.isTransient(S3Error(code: .service, message: "", status: 501)))
+    }
+
     @Test func s3sXMLIsReadForItsValuesAndEscapedWhenWritten() {
         let answer = "<Error><Code>NoSuchKey</Code><Message>a &lt;b&gt; &amp; &quot;c&quot;</Message></Error>"
         #expect(XMLText.value(of: "Code", in: answer) == "NoSuchKey")

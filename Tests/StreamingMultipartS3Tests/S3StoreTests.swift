@@ -67,7 +67,7 @@ final class S3Peer: @unchecked Sendable {
             endpoint: endpoint, bucket: bucket, prefix: "forms/", credentials: credentials)
         configuration.partSize = partSize
         configuration.concurrency = concurrency
-        configuration.retryBackoff = .milliseconds(10)
+        configuration.retry.initialDelay = .milliseconds(10)
         return configuration
     }
 
@@ -313,7 +313,7 @@ final class S3Peer: @unchecked Sendable {
             arguments: [String(peer.endpoint.port!), "always"])
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
-        configuration.retries = 2
+        configuration.retry.attempts = 2
         let body = try form()
         do {
             _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(

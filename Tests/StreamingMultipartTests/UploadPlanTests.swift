@@ -140,3 +140,40 @@ struct UploadPlanTests {
         #expect(none.next(afterStatus: 307, header: answer(["Location": "/1"])) == .finish)
     }
 }
+
+/// The retry loop that the S3 store's requests run through, on the uploads' policy.
+struct MultipartRetryRunTests {
+    struct Flaky: Error { var transient: Bool }
+    let transient: (any Error) -> Bool = { ($0 as? Flaky)?.transient == true }
+
+    @Test func aTransientFailureIsTriedAgainUntilTheAttemptsAreUsedUp() async throws {
+        let retry = MultipartRetry(attempts: 3, initialDelay: .zero)
+        var tries = 0
+        await #expect(throws: Flaky.self) {
+            try await retry.run(retryingWhen: transient) {
+                tries += 1
+                throw Flaky(transient: true)
+            }
+        }
+        #expect(tries == 4, "the first try and three retries")
+
+        tries = 0
+        let answer = try await retry.run(retryingWhen: transient) {
+            tries += 1
+            if tries < 3 { throw Flaky(transient: true) }
+            return "done"
+        }
+        #expect(answer == "done" && tries == 3)
+    }
+
+    @Test func aFailureThatIsNotTransientIsThrownAtOnce() async throws {
+        var tries = 0
+        await #expect(throws: Flaky.self) {
+            try await MultipartRetry(attempts: 3, initialDelay: .zero).run(retryingWhen: transient) {
+                tries += 1
+                throw Flaky(transient: false)
+            }
+        }
+        #expect(tries == 1)
+    }
+}

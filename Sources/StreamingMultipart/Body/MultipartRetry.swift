@@ -42,6 +42,30 @@ public struct MultipartRetry: Sendable, Hashable {
         min(value.flatMap { Self.retryAfter($0, now: now) } ?? backoff, maxDelay)
     }
 
+    /// Runs `work`, and again after each failure that `isTransient` accepts, waiting ``backoff(afterRetries:)``
+    /// between tries, until ``attempts`` are used up: then the last failure is thrown. Cancellation ends the wait.
+    /// The S3 store's requests run through it; the one-call uploads, which also follow redirects and read
+    /// `Retry-After`, through `UploadPlan`, on the same policy.
+    ///
+    /// ```swift
+    /// let answer = try await retry.run(retryingWhen: isTransient) { try await send() }
+    /// ```
+    package func run<Result>(
+        isolation: isolated (any Actor)? = #isolation, retryingWhen isTransient: (any Error) -> Bool,
+        _ work: () async throws -> Result
+    ) async throws -> Result {
+        var used = 0
+        while true {
+            do {
+                return try await work()
+            } catch let error where isTransient(error) {
+                guard let wait = backoff(afterRetries: used) else { throw error }
+                used += 1
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
     /// Whether an answer is worth another attempt: 408, 429 and 5xx but 501 and 505.
     package static func isTransient(status: Int) -> Bool {
         status == 408 || status == 429 || (500...599).contains(status) && status != 501 && status != 505
