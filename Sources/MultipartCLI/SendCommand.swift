@@ -150,7 +150,7 @@ struct SendCommand: AsyncParsableCommand {
 
     /// Sends the form and writes the answer.
     private func send(_ body: MultipartBody, with client: HTTPClient, display: SendProgress) async throws {
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.retry = .init(attempts: retry, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
@@ -188,7 +188,7 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     /// The `http` address a redirect answer points to when it is the final answer under `-L`: the upload never
-    /// follows a redirect from `https` to `http` (`MultipartUploadOptions.allowsInsecureRedirects`), and every other
+    /// follows a redirect from `https` to `http` (`HTTPClient.MultipartUploadOptions.allowsInsecureRedirects`), and every other
     /// redirect it follows or fails on (too many).
     static func refusedInsecureRedirect(status: Int, headers: HTTPHeaders) -> String? {
         guard [301, 302, 303, 307, 308].contains(status), let target = headers.first(name: "location"),

@@ -17,7 +17,7 @@ extension HTTPClient {
     /// try body.append(.text("Sunset over the bay", name: "caption"))
     /// try body.append(.file(at: photoURL, name: "photo"))
     ///
-    /// var options = MultipartUploadOptions()
+    /// var options = HTTPClient.MultipartUploadOptions()
     /// options.retry = .init(attempts: 3)
     /// let response = try await HTTPClient.shared.upload(body, to: "https://example.com/upload", options: options) {
     ///     print("\($0.completedBytes) of \($0.totalBytes ?? -1) bytes")
@@ -27,15 +27,15 @@ extension HTTPClient {
     ///
     /// The request carries `Content-Type` with the body's boundary and `Content-Length` whenever the body's length is
     /// known (chunked otherwise, and always when compressed), and `Expect: 100-continue` past
-    /// ``MultipartUploadOptions/expectContinueThreshold``. A response of 300 or more that arrives while the body is
+    /// ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueThreshold``. A response of 300 or more that arrives while the body is
     /// being sent stops the transfer.
     ///
-    /// Between attempts (``MultipartUploadOptions``):
+    /// Between attempts (``AsyncHTTPClient/HTTPClient/MultipartUploadOptions``):
     /// - 307 and 308 send the same request with the whole body again, produced anew from its parts; 301 and 302
     ///   answering a POST, and 303, continue with a GET without a body. At most
-    ///   ``MultipartUploadOptions/maxRedirects``. A redirect to another scheme, host or port drops `Authorization`,
+    ///   ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/maxRedirects``. A redirect to another scheme, host or port drops `Authorization`,
     ///   `Cookie` and `Proxy-Authorization`; one from `https` to `http` is not followed (the redirect is the answer)
-    ///   unless ``MultipartUploadOptions/allowsInsecureRedirects``. The URLSession upload follows the same table.
+    ///   unless ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/allowsInsecureRedirects``. The URLSession upload follows the same table.
     /// - A connection refused, reset or closed before the answer, a timeout, and the answers 408, 429 and 5xx (but
     ///   501 and 505) are tried again `MultipartRetry.attempts` times, after `Retry-After` when the
     ///   answer has one, else after the backoff. The last answer is returned; the last error is thrown.
@@ -47,7 +47,7 @@ extension HTTPClient {
     /// redirect itself (`HTTPClient.Configuration(redirectConfiguration: .disallow)`): one that does follows a
     /// redirect without a body on its own and takes a loop for a cycle (`redirectCycleDetected`). A client whose
     /// `connectionPool.retryConnectionEstablishment` is true (AsyncHTTPClient's default) keeps trying to connect until
-    /// ``MultipartUploadOptions/timeout``; set it false to have a refused connection fail, or be retried, at once.
+    /// ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/timeout``; set it false to have a refused connection fail, or be retried, at once.
     ///
     /// - Parameters:
     ///   - body: the form.
@@ -61,7 +61,7 @@ extension HTTPClient {
     ///   `MultipartError` (a file changed, a stream of the wrong length), `CancellationError`.
     public func upload(
         _ body: MultipartBody, to url: String, method: HTTPMethod = .POST, headers: HTTPHeaders = [:],
-        options: MultipartUploadOptions = MultipartUploadOptions(),
+        options: HTTPClient.MultipartUploadOptions = HTTPClient.MultipartUploadOptions(),
         progress: (@Sendable (MultipartBody.Progress) -> Void)? = nil
     ) async throws -> HTTPClientResponse {
         guard let start = URL(string: url), ["http", "https"].contains(start.scheme?.lowercased()) else {
@@ -107,7 +107,7 @@ extension HTTPClient {
 
     /// Tells of the retry, then sleeps (cancellable).
     private static func wait(
-        _ delay: Duration, reason: String, plan: UploadPlan, options: MultipartUploadOptions
+        _ delay: Duration, reason: String, plan: UploadPlan, options: HTTPClient.MultipartUploadOptions
     ) async throws {
         let attempts = options.retry.attempts + 1
         options.onEvent?(.retrying(attempt: plan.retriesUsed + 1, of: attempts, delay: delay, reason: reason))
@@ -115,7 +115,7 @@ extension HTTPClient {
     }
 
     /// The caller's headers with the body's: `Content-Type`, `Content-Encoding`, and `Expect` when due.
-    static func uploadHeaders(_ given: HTTPHeaders, for body: MultipartBody, options: MultipartUploadOptions)
+    static func uploadHeaders(_ given: HTTPHeaders, for body: MultipartBody, options: HTTPClient.MultipartUploadOptions)
         -> HTTPHeaders
     {
         var headers = given

@@ -8,8 +8,10 @@ import StreamingMultipart
 /// The core's `UploadPlan` in AsyncHTTPClient's types: its headers and method as NIO's, and which of
 /// AsyncHTTPClient's and NIO's errors are worth another attempt.
 extension UploadPlan {
-    init(url: URL, method: HTTPMethod, headers: HTTPHeaders, bodyIsReproducible: Bool, options: MultipartUploadOptions)
-    {
+    init(
+        url: URL, method: HTTPMethod, headers: HTTPHeaders, bodyIsReproducible: Bool,
+        options: HTTPClient.MultipartUploadOptions
+    ) {
         self.init(
             url: url, method: method.rawValue, headers: headers.map { ($0.name, $0.value) },
             bodyIsReproducible: bodyIsReproducible, retry: options.retry, maxRedirects: options.maxRedirects,

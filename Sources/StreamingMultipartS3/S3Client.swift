@@ -7,7 +7,7 @@ import NIOHTTP1
 
 /// Signed requests to one bucket over AsyncHTTPClient, and S3's answers read: its XML errors into ``S3Error``.
 struct S3Client: Sendable {
-    let configuration: S3Configuration
+    let configuration: S3Store.Configuration
     let http: HTTPClient
 
     /// An answer S3 gave with a 2xx status.

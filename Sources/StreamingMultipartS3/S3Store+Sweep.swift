@@ -3,7 +3,7 @@ import NIOHTTP1
 import StreamingMultipart
 
 extension S3Store {
-    /// Aborts the multipart uploads under ``S3Configuration/prefix`` that began more than `age` ago: what a server
+    /// Aborts the multipart uploads under ``S3Store/Configuration/prefix`` that began more than `age` ago: what a server
     /// killed mid-upload left in the bucket (a running server aborts its own failed uploads; a killed one cannot).
     /// Call it when a server starts, with an age past the longest upload any server sharing the bucket may still
     /// be sending (its body deadline), so that no upload in progress is cut.

@@ -4,12 +4,12 @@ import NIOHTTP1
 public import StreamingMultipart
 
 /// A `MultipartFileStore` that streams each file part into an S3 bucket (AWS, or an S3-compatible engine: Ceph's
-/// radosgw, MinIO, Garage, SeaweedFS, R2) as a multipart upload: parts of ``S3Configuration/partSize`` go up while
-/// the client is still sending, ``S3Configuration/concurrency`` at a time; a file smaller than one part goes as one
+/// radosgw, MinIO, Garage, SeaweedFS, R2) as a multipart upload: parts of ``S3Store/Configuration/partSize`` go up while
+/// the client is still sending, ``S3Store/Configuration/concurrency`` at a time; a file smaller than one part goes as one
 /// `PutObject`.
 ///
 /// ```swift
-/// let store = try S3Store(configuration: S3Configuration(
+/// let store = try S3Store(configuration: S3Store.Configuration(
 ///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
 ///     credentials: .environment()))
 /// let spooler = MultipartSpooler(store: store, digest: SHA256Digest.self)
@@ -23,19 +23,19 @@ public import StreamingMultipart
 /// after a day: a process that is killed cleans up nothing.
 ///
 /// Each part carries `x-amz-checksum-sha256` and is signed with its SHA-256 as the payload hash; a failed part is
-/// sent again (``S3Configuration/retries``) from the bytes held until S3 acknowledged it. The client's filename
+/// sent again (``S3Store/Configuration/retry``) from the bytes held until S3 acknowledged it. The client's filename
 /// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, and its content type as sent into
 /// `x-amz-meta-content-type`, percent-encoded (any text is then safe in a header). The object's own `Content-Type`
-/// is the client's only when ``S3Configuration/storedContentTypes`` allows it (images, media, PDF, plain text by
+/// is the client's only when ``S3Store/Configuration/storedContentTypes`` allows it (images, media, PDF, plain text by
 /// default; never HTML or SVG), else `application/octet-stream`, and it is stored with
-/// ``S3Configuration/contentDisposition`` (`attachment`): a bucket served to browsers does not serve a client's
+/// ``S3Store/Configuration/contentDisposition`` (`attachment`): a bucket served to browsers does not serve a client's
 /// page.
 public struct S3Store: MultipartFileStore {
-    public let configuration: S3Configuration
+    public let configuration: S3Store.Configuration
     let client: S3Client
 
-    /// - Throws: ``S3Error/Code/invalidConfiguration`` from ``S3Configuration/validate()``.
-    public init(configuration: S3Configuration, httpClient: HTTPClient = .shared) throws {
+    /// - Throws: ``S3Error/Code/invalidConfiguration`` from ``S3Store/Configuration/validate()``.
+    public init(configuration: S3Store.Configuration, httpClient: HTTPClient = .shared) throws {
         try configuration.validate()
         self.configuration = configuration
         client = S3Client(configuration: configuration, http: httpClient)
@@ -64,7 +64,7 @@ public struct S3Store: MultipartFileStore {
 /// connection, the statuses every upload retries (408, 429, 5xx but 501 and 505), and S3's `SlowDown` code.
 enum S3Retry {
     static func run<Result>(
-        _ configuration: S3Configuration, isolation: isolated (any Actor)? = #isolation,
+        _ configuration: S3Store.Configuration, isolation: isolated (any Actor)? = #isolation,
         _ work: () async throws -> Result
     ) async throws -> Result {
         try await configuration.retry.run(retryingWhen: { ($0 as? S3Error).map(isTransient) ?? false }, work)

@@ -6,13 +6,13 @@ import NIOHTTP1
 import StreamingMultipart
 
 /// One file on its way into S3: bytes gathered into parts, parts uploaded while more arrive (at most
-/// ``S3Configuration/concurrency`` at once, each held until S3 acknowledges it), then completed; or, for a file
+/// ``S3Store/Configuration/concurrency`` at once, each held until S3 acknowledges it), then completed; or, for a file
 /// smaller than one part, one `PutObject` at the end.
 ///
 /// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
 /// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`:
 /// each part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged to
-/// ``S3Configuration/memoryBudget`` 1 MiB at a time as it fills, so that all uploads together stay within it.
+/// ``S3Store/Configuration/memoryBudget`` 1 MiB at a time as it fills, so that all uploads together stay within it.
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
     struct Part: Sendable {
@@ -24,7 +24,7 @@ actor S3Upload: MultipartStoreWriter {
     let client: S3Client
     let key: String
     let file: MultipartStoreFile
-    private var configuration: S3Configuration { client.configuration }
+    private var configuration: S3Store.Configuration { client.configuration }
     /// The next part, filling; nil before the first byte.
     private var gathered: PartBuffer?
     private var uploadID: String?
@@ -124,7 +124,7 @@ actor S3Upload: MultipartStoreWriter {
     }
 
     /// Starts uploading `bytes` as the next part, creating the multipart upload first if need be; waits first
-    /// while ``S3Configuration/concurrency`` parts are in flight.
+    /// while ``S3Store/Configuration/concurrency`` parts are in flight.
     private func upload(_ bytes: PartBuffer) async throws {
         if uploadID == nil {
             let answer = try await S3Retry.run(configuration) {

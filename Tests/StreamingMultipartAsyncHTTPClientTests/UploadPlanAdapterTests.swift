@@ -9,7 +9,7 @@ import Testing
 /// The core's plan in AsyncHTTPClient's types (the table itself is tested in the core's UploadPlanTests).
 struct UploadPlanAdapterTests {
     @Test func headersAndMethodGoBothWays() {
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.retry = .none
         var plan = UploadPlan(
             url: URL(string: "http://a.example/up")!, method: .PUT,
@@ -22,7 +22,7 @@ struct UploadPlanAdapterTests {
     }
 
     @Test func insecureRedirectsFollowTheOption() {
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.allowsInsecureRedirects = true
         var plan = UploadPlan(
             url: URL(string: "https://a.example/up")!, method: .POST, headers: [:], bodyIsReproducible: true,

@@ -32,9 +32,10 @@ struct UploadTests {
     /// Sends `body` to `url` and returns the status, the server's reply (nil for a body that is not JSON) and the
     /// events the upload told of.
     func send(
-        _ body: MultipartBody, to url: String, method: HTTPMethod = .POST, options: MultipartUploadOptions = .init()
-    ) async throws -> (status: Int, reply: PeerReply?, events: [MultipartUploadEvent]) {
-        let events = Locked<[MultipartUploadEvent]>([])
+        _ body: MultipartBody, to url: String, method: HTTPMethod = .POST,
+        options: HTTPClient.MultipartUploadOptions = .init()
+    ) async throws -> (status: Int, reply: PeerReply?, events: [HTTPClient.MultipartUploadEvent]) {
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
         var options = options
         options.onEvent = { event in events.set(events.get() + [event]) }
         let response = try await client.upload(body, to: url, method: method, options: options)
@@ -43,8 +44,8 @@ struct UploadTests {
         return (Int(response.status.code), reply, events.get())
     }
 
-    func retrying(_ attempts: Int) -> MultipartUploadOptions {
-        var options = MultipartUploadOptions()
+    func retrying(_ attempts: Int) -> HTTPClient.MultipartUploadOptions {
+        var options = HTTPClient.MultipartUploadOptions()
         options.retry = .init(attempts: attempts, initialDelay: .milliseconds(20))
         return options
     }
@@ -105,7 +106,7 @@ struct UploadTests {
     @Test func redirectsStopAtTheLimit() async throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["redirect:307:/x"])
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.maxRedirects = 3
         let body = try smallBody()
         await #expect(throws: HTTPClientError.redirectLimitReached) {
@@ -213,7 +214,7 @@ struct UploadTests {
         var body = MultipartBody()
         try body.append(.stream(InputStream(data: Data(count: 300_000)), name: "log", length: 300_000))
         #expect(!body.isReproducible)
-        let events = Locked<[MultipartUploadEvent]>([])
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
         var options = retrying(3)
         options.onEvent = { event in events.set(events.get() + [event]) }
         await #expect(throws: (any Error).self) {
@@ -224,7 +225,7 @@ struct UploadTests {
 
     @Test func aRefusedConnectionIsRetriedThenThrown() async throws {
         let port = try PeerUploadServer.freePort(python: python)
-        let events = Locked<[MultipartUploadEvent]>([])
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
         var options = retrying(2)
         options.onEvent = { event in events.set(events.get() + [event]) }
         let body = try smallBody()
@@ -239,7 +240,7 @@ struct UploadTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let form = try makeForm(folder)
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.compression = .gzip
         let (status, reply, _) = try await send(form.body, to: server.url.absoluteString, options: options)
         #expect(status == 200, "server said: \(reply?.error ?? "?")")

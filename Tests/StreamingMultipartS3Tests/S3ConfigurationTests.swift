@@ -8,8 +8,8 @@ import Testing
 
 /// The settings of the S3 store, its credentials from the environment, its URLs, and the XML it reads.
 @Suite struct S3ConfigurationTests {
-    func configuration(_ addressing: S3Configuration.Addressing = .path) throws -> S3Configuration {
-        try S3Configuration(
+    func configuration(_ addressing: S3Store.Configuration.Addressing = .path) throws -> S3Store.Configuration {
+        try S3Store.Configuration(
             endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
             credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"), addressing: addressing)
     }
@@ -21,23 +21,23 @@ import Testing
         #expect(configuration.partSize(forPart: 5_001) == 16 << 20)
         #expect(configuration.partSize(forPart: 6_001) == 32 << 20)
         // What 10,000 parts hold: 536 GiB (5,000 parts of 8 MiB hold 40), each part within S3's 5 GiB.
-        let sizes = (1...S3Configuration.maxParts).map(configuration.partSize(forPart:))
+        let sizes = (1...S3Store.Configuration.maxParts).map(configuration.partSize(forPart:))
         #expect(sizes.reduce(0, +) > 512 << 30 && sizes.max()! <= 5 << 30)
     }
 
     @Test func theRegionComesFromTheEnvironmentAsAWSToolsReadIt() throws {
-        #expect(S3Configuration.environmentRegion(["AWS_REGION": "eu-west-3"]) == "eu-west-3")
+        #expect(S3Store.Configuration.environmentRegion(["AWS_REGION": "eu-west-3"]) == "eu-west-3")
         #expect(
-            S3Configuration.environmentRegion(["AWS_REGION": "eu-west-3", "AWS_DEFAULT_REGION": "ap-south-1"])
+            S3Store.Configuration.environmentRegion(["AWS_REGION": "eu-west-3", "AWS_DEFAULT_REGION": "ap-south-1"])
                 == "eu-west-3")
-        #expect(
-            S3Configuration.environmentRegion(["AWS_REGION": "", "AWS_DEFAULT_REGION": "ap-south-1"]) == "ap-south-1")
-        #expect(S3Configuration.environmentRegion([:]) == "us-east-1")
+        let emptyRegion = ["AWS_REGION": "", "AWS_DEFAULT_REGION": "ap-south-1"]
+        #expect(S3Store.Configuration.environmentRegion(emptyRegion) == "ap-south-1")
+        #expect(S3Store.Configuration.environmentRegion([:]) == "us-east-1")
         // The configuration's default is the process's own.
-        let configuration = try S3Configuration(
+        let configuration = try S3Store.Configuration(
             endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads",
             credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"))
-        #expect(configuration.region == S3Configuration.environmentRegion())
+        #expect(configuration.region == S3Store.Configuration.environmentRegion())
     }
 
     @Test func settingsOutOfRangeAreRefusedByName() throws {
@@ -48,7 +48,7 @@ import Testing
         configuration.concurrency = 0
         #expect(throws: S3Error.self) { try configuration.validate() }
         #expect(throws: S3Error.self) {
-            try S3Configuration(
+            try S3Store.Configuration(
                 endpoint: URL(string: "ftp://x")!, bucket: "b",
                 credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "s"))
         }

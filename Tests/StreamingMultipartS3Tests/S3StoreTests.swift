@@ -62,8 +62,8 @@ final class S3Peer: @unchecked Sendable {
         return bucket
     }
 
-    func configuration(bucket: String, partSize: Int = 5 << 20, concurrency: Int = 2) throws -> S3Configuration {
-        var configuration = try S3Configuration(
+    func configuration(bucket: String, partSize: Int = 5 << 20, concurrency: Int = 2) throws -> S3Store.Configuration {
+        var configuration = try S3Store.Configuration(
             endpoint: endpoint, bucket: bucket, prefix: "forms/", credentials: credentials)
         configuration.partSize = partSize
         configuration.concurrency = concurrency

@@ -1,8 +1,9 @@
 import Foundation
 import MultipartTestSupport
 import PropertyBased
-import StreamingMultipart
 import Testing
+
+@testable import StreamingMultipart
 
 @Suite struct MultipartFormDecoderTests {
     typealias Listing = MultipartFormEncoderTests.Listing

@@ -177,7 +177,7 @@ struct FormTreeBuilder {
     /// The second guess: placements by a short hash of their names' bytes, the last one placed in each slot. A
     /// guess is checked byte for byte, so a collision costs one comparison before the lookup it saves.
     private var recent = [Int](repeating: -1, count: 64)
-    /// What the tree's structure holds so far, by ``MultipartFormDecoder/nameOverhead``'s count: each node and each
+    /// What the tree's structure holds so far, by `MultipartFormDecoder.nameOverhead`'s count: each node and each
     /// name placed, with their bytes. A budget counts it beside the values (a flood of new or nested names builds
     /// nodes without values).
     private(set) var structureBytes = 0

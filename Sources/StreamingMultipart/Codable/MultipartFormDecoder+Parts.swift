@@ -1,18 +1,19 @@
 extension MultipartFormDecoder {
     /// What each field costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)`` beside its name and value:
-    /// its string's storage and its place in its name's list, rounded up.
-    public static let fieldOverhead = 128
+    /// its string's storage and its place in its name's list, rounded up; the spooler's cost of a part, the same
+    /// constant.
+    static let fieldOverhead = FormCollector.partOverhead
 
     /// What each new name costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)``, beside its bytes
     /// twice: its place among the names, and each node it adds to the form's tree (`a[b][c]` sent first adds three;
     /// each `a[][b]` adds an item), so that a flood of new or deeply nested names is bounded as a flood of values is.
-    public static let nameOverhead = 256
+    static let nameOverhead = 256
 
     /// Decodes a form straight from its parts, without spooling: for types whose fields are all text, such as a
     /// search form or a settings page. The fields are collected in memory, at most `maxBytes` in all: each field
-    /// counts its value's bytes, its name's, and ``fieldOverhead`` for what holding it costs, so that a flood of
-    /// empty fields is bounded as a large one is; a name the form has not sent before also counts
-    /// ``nameOverhead`` for its place and for each node it adds to the tree.
+    /// counts its value's bytes, its name's, and 128 bytes for what holding it costs, so that a flood of empty
+    /// fields is bounded as a large one is; a name the form has not sent before also counts 256 bytes and its own
+    /// bytes twice for its place and for each node it adds to the tree.
     ///
     /// ```swift
     /// struct Settings: Decodable { var name: String; var tags: [String]; var notify: Bool }

@@ -10,7 +10,7 @@ func uploadPhoto(_ photoURL: URL, caption: String, client: HTTPClient) async thr
     try body.append(.text(caption, name: "caption"))
     try body.append(.file(at: photoURL, name: "photo"))
 
-    var options = MultipartUploadOptions()
+    var options = HTTPClient.MultipartUploadOptions()
     options.retry = .init(attempts: 3)  // refused, reset, 408, 429, 5xx; Retry-After honoured
     options.timeout = .seconds(60)  // each attempt, until the answer's head
     let response = try await client.upload(body, to: "https://example.com/upload", options: options) { progress in

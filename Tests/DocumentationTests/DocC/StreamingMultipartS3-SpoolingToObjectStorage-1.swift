@@ -6,7 +6,7 @@ import StreamingMultipartS3
 /// Spools a form into the bucket and answers each file's key and SHA-256.
 func storeUpload<Body: AsyncSequence>(_ body: sending Body, contentType: String) async throws -> [String: String]
 where Body.Element: MultipartChunk {
-    var configuration = try S3Configuration(
+    var configuration = try S3Store.Configuration(
         endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
         region: "us-east-1", credentials: .environment())
     configuration.partSize = 16 << 20  // at least 5 MiB

@@ -66,7 +66,7 @@ var s3Store: S3Store?
 if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
     // Files into the bucket: several servers behind one balancer share it.
     do {
-        var configuration = try S3Configuration(
+        var configuration = try S3Store.Configuration(
             endpoint: endpoint, bucket: bucket, prefix: prefix, region: options.s3Region,
             credentials: .environment())
         configuration.partSize = options.s3PartSize

@@ -71,7 +71,7 @@ struct OneCallUploadTests {
         configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let events = Events()
-        var options = MultipartUploadOptions()
+        var options = HTTPClient.MultipartUploadOptions()
         options.retry = .init(attempts: 2, initialDelay: .milliseconds(50))
         options.onEvent = { events.add($0) }
         let answer: Answer
@@ -134,7 +134,7 @@ struct OneCallUploadTests {
 /// The events an upload told of, in order.
 final class Events: @unchecked Sendable {
     private let lock = NSLock()
-    private var events: [MultipartUploadEvent] = []
-    func add(_ event: MultipartUploadEvent) { lock.withLock { events.append(event) } }
-    var all: [MultipartUploadEvent] { lock.withLock { events } }
+    private var events: [HTTPClient.MultipartUploadEvent] = []
+    func add(_ event: HTTPClient.MultipartUploadEvent) { lock.withLock { events.append(event) } }
+    var all: [HTTPClient.MultipartUploadEvent] { lock.withLock { events } }
 }

@@ -1,0 +1,57 @@
+public import AsyncHTTPClient
+public import StreamingMultipart
+
+extension HTTPClient {
+    /// How `HTTPClient/upload(_:to:method:headers:options:progress:)` sends a form: retries, redirects, timeouts,
+    /// compression and `Expect: 100-continue`, each with curl's behaviour as its model.
+    ///
+    /// ```swift
+    /// var options = HTTPClient.MultipartUploadOptions()
+    /// options.retry = .init(attempts: 3)          // connection failures, 408, 429 and 5xx; Retry-After honoured
+    /// options.timeout = .seconds(30)              // for each attempt, until the response's head
+    /// let response = try await client.upload(body, to: "https://example.com/upload", options: options)
+    /// ```
+    public struct MultipartUploadOptions: Sendable {
+        /// Retries after a failed attempt: none by default, as curl without `--retry`.
+        public var retry: MultipartRetry = .none
+        /// The most redirects followed (curl's `-L` with `--max-redirs`); 0 follows none and returns the redirect.
+        ///
+        /// 307 and 308 send the same method and the whole body again, re-created from its parts, never buffered;
+        /// 301, 302 and 303 answering a POST continue with a GET without a body, as curl and browsers do. A redirect to
+        /// another origin (scheme, host or port) drops `Authorization`, `Cookie` and `Proxy-Authorization`, as curl
+        /// does, and they stay dropped for the rest of the upload.
+        public var maxRedirects: Int = 10
+        /// Whether a redirect from `https` to `http` is followed; by default it is not, and the redirect is the answer
+        /// (the body and what the request says would otherwise cross the network in the clear).
+        public var allowsInsecureRedirects: Bool = false
+        /// The most time one attempt may take until the response's head has arrived; nil for no limit.
+        public var timeout: Duration? = nil
+        /// Sends `Expect: 100-continue` for a body longer than this, or of unknown length (curl's rule, 1 MiB); nil
+        /// never sends it. A server that refuses the request (413, 415, 401) can then answer before the body: the
+        /// transfer stops as that answer arrives, and the refusal is returned.
+        ///
+        /// AsyncHTTPClient does not hold the body back until `100 Continue`: it starts at once and stops when a final
+        /// answer of 300 or more arrives, so a few socket buffers of it may be sent before a refusal.
+        public var expectContinueThreshold: Int64? = 1 << 20
+        /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
+        /// so the body goes chunked.
+        public var compression: MultipartBody.Compression? = nil
+        /// At most `packetSize` bytes per buffer, then a pause: a bandwidth limit, as curl's `--limit-rate`.
+        public var throttle: MultipartBody.Throttle? = nil
+        /// The most bytes read into one buffer.
+        public var bufferSize: Int = 256 * 1024
+        /// Called before each retry and each redirect followed, to tell a user what happens.
+        public var onEvent: (@Sendable (HTTPClient.MultipartUploadEvent) -> Void)? = nil
+
+        public init() {}
+    }
+
+    /// What an upload does between attempts, for progress displays and logs.
+    public enum MultipartUploadEvent: Sendable, Hashable {
+        /// Another attempt starts after `delay`: attempt `attempt` (2 for the first retry) of at most `of` (the retries
+        /// and the first send; a redirect followed is not an attempt).
+        case retrying(attempt: Int, of: Int, delay: Duration, reason: String)
+        /// A redirect is followed: the status that asked for it and the next URL.
+        case redirecting(status: Int, to: String)
+    }
+}

@@ -1,0 +1,183 @@
+public import Foundation
+public import StreamingMultipart
+
+extension S3Store {
+    /// Where an ``S3Store`` puts files and how: the endpoint, bucket, key prefix, credentials, and the multipart
+    /// upload's part size and concurrency.
+    ///
+    /// ```swift
+    /// var configuration = try S3Store.Configuration(
+    ///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
+    ///     region: "us-east-1", credentials: .environment())
+    /// configuration.partSize = 16 << 20
+    /// configuration.concurrency = 4
+    /// ```
+    public struct Configuration: Sendable {
+        /// How the bucket is named in a request's URL.
+        public enum Addressing: Sendable, Hashable {
+            /// `http://host/bucket/key`: what local S3 engines (radosgw, MinIO, moto) expect.
+            case path
+            /// `http://bucket.host/key`: AWS's default.
+            case virtualHosted
+        }
+
+        /// The S3 endpoint: scheme, host and port (`http://127.0.0.1:7480`, `https://s3.eu-west-3.amazonaws.com`).
+        public var endpoint: URL
+        public var bucket: String
+        /// Put before every key made without a ``key`` closure (read when the key is made, so a prefix set after
+        /// `init` counts), and what ``S3Store/abortStaleUploads(olderThan:now:)`` sweeps under.
+        public var prefix: String
+        /// The region requests are signed for; by default ``environmentRegion(_:)`` (`AWS_REGION`, else
+        /// `us-east-1`, which most local engines expect).
+        public var region: String
+        public var credentials: S3Credentials
+        public var addressing: Addressing
+        /// The size of each part of a multipart upload, at least 5 MiB (S3's minimum for all but the last); a file
+        /// smaller than one part goes as one `PutObject`. Default 8 MiB.
+        public var partSize: Int
+        /// Parts uploaded at once for one file. Memory for one file is at most `partSize × (concurrency + 1)` until the
+        /// file passes 5,000 parts; from there the part size doubles every 1,000 parts, so that a file of unknown length
+        /// never runs into S3's 10,000. Default 4.
+        public var concurrency: Int
+        /// The memory all uploads into S3 hold together, shared by every store given it: a part's buffer is charged to
+        /// it 1 MiB at a time as it fills, and an upload that finds no room waits, then fails with 503
+        /// (`MultipartError.Code.serverBusy`). Default `MultipartMemoryBudget.shared` (256 MiB),
+        /// one for the whole process.
+        public var memoryBudget: MultipartMemoryBudget
+        /// When a failed request (a part, a `PutObject`, a completion, an abort) is sent again: after a connection
+        /// failure, 408, 429, a 5xx but 501 and 505, or S3's `SlowDown`, the same policy as the one-call uploads'.
+        /// Default 3 retries after 200 ms, doubling, at most 20 s apart.
+        public var retry: MultipartRetry
+        /// The media types an object may be stored as (`type/subtype`, lower case): a file whose client-sent type is
+        /// one of them is stored with it, any other as `application/octet-stream`, so that a browser that opens the
+        /// object never runs what a client called `text/html` or `image/svg+xml`. The type as sent is kept in
+        /// `x-amz-meta-content-type`, percent-encoded. Default ``sniffingSafeTypes``.
+        public var storedContentTypes: Set<String>
+        /// The `Content-Disposition` every object is stored with; `attachment` by default (a browser downloads it
+        /// rather than showing it), nil for none.
+        public var contentDisposition: String?
+        /// The object key for a file, when a caller chooses keys; nil (the default) for ``prefix`` and 32 hex digits
+        /// from the system's CSPRNG, never the client's filename (which goes into `x-amz-meta-filename`,
+        /// percent-encoded). See ``objectKey(for:)``.
+        public var key: (@Sendable (MultipartStoreFile) -> String)?
+
+        /// S3's most parts for one upload.
+        static let maxParts = 10_000
+        /// Parts at ``partSize`` before the part size starts doubling every 1,000 parts, so that a file of unknown
+        /// length never runs into ``maxParts``.
+        static let partsBeforeGrowth = 5_000
+
+        /// - Throws: ``S3Error/Code/invalidConfiguration`` for an endpoint without a scheme and host, or an empty bucket.
+        public init(
+            endpoint: URL, bucket: String, prefix: String = "",
+            region: String = S3Store.Configuration.environmentRegion(),
+            credentials: S3Credentials, addressing: Addressing = .path
+        ) throws {
+            try Self.validate(endpoint: endpoint, bucket: bucket)
+            self.endpoint = endpoint
+            self.bucket = bucket
+            self.prefix = prefix
+            self.region = region
+            self.credentials = credentials
+            self.addressing = addressing
+            partSize = 8 << 20
+            concurrency = 4
+            retry = MultipartRetry(attempts: 3, initialDelay: .milliseconds(200), maxDelay: .seconds(20))
+            memoryBudget = .shared
+            storedContentTypes = Self.sniffingSafeTypes
+            contentDisposition = "attachment"
+            key = nil
+        }
+
+        /// The key `file` is stored under: ``key``'s, else ``prefix`` and 32 hex digits from the CSPRNG.
+        public func objectKey(for file: MultipartStoreFile) -> String {
+            key?(file) ?? prefix + Self.randomName()
+        }
+
+        /// Images, audio, video, PDF, archives and plain text: types a browser shows (or saves) and never runs as a
+        /// page or script. Not HTML, SVG, XML, XHTML, JavaScript or anything else that can carry script.
+        public static let sniffingSafeTypes: Set<String> = [
+            "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/heic", "image/heif", "image/bmp",
+            "image/tiff", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/aac", "audio/flac", "video/mp4",
+            "video/webm", "video/ogg", "video/quicktime", "application/pdf", "application/zip", "application/gzip",
+            "application/octet-stream", "text/plain", "text/csv",
+        ]
+
+        /// The `Content-Type` an object is stored with for a client's `sent` type: its media type when
+        /// ``storedContentTypes`` holds it, else `application/octet-stream`.
+        public func storedContentType(for sent: String?) -> String {
+            guard let sent, let type = try? ContentType(parsing: sent), storedContentTypes.contains(type.mediaType)
+            else {
+                return "application/octet-stream"
+            }
+            return type.mediaType
+        }
+
+        /// The region `AWS_REGION` names, else `AWS_DEFAULT_REGION` (the AWS CLI's), else `us-east-1`; an empty value
+        /// counts as unset.
+        ///
+        /// ```swift
+        /// S3Store.Configuration.environmentRegion(["AWS_REGION": "eu-west-3"])   // "eu-west-3"
+        /// ```
+        public static func environmentRegion(
+            _ environment: [String: String] = ProcessInfo.processInfo.environment
+        ) -> String {
+            for name in ["AWS_REGION", "AWS_DEFAULT_REGION"] {
+                if let region = environment[name], !region.isEmpty { return region }
+            }
+            return "us-east-1"
+        }
+
+        /// The part size of part `number` (from 1): ``partSize`` up to `partsBeforeGrowth`, then doubled every 1,000
+        /// parts.
+        func partSize(forPart number: Int) -> Int {
+            guard number > Self.partsBeforeGrowth else { return partSize }
+            return partSize << min(20, (number - Self.partsBeforeGrowth - 1) / 1_000 + 1)
+        }
+
+        /// Checks ``endpoint`` and ``bucket`` (as `init` does: they may have been set since), ``partSize`` (at least
+        /// 5 MiB), ``concurrency`` (at least 1) and ``contentDisposition`` (no control byte).
+        /// ``S3Store`` calls it.
+        ///
+        /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
+        public func validate() throws {
+            try Self.validate(endpoint: endpoint, bucket: bucket)
+            if let disposition = contentDisposition,
+                disposition.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
+                throw S3Error(code: .invalidConfiguration, message: "contentDisposition holds a control byte")
+            }
+            guard partSize >= 5 << 20 else {
+                throw S3Error(code: .invalidConfiguration, message: "partSize must be at least 5 MiB, got \(partSize)")
+            }
+            guard concurrency >= 1 else {
+                throw S3Error(
+                    code: .invalidConfiguration, message: "concurrency must be at least 1, got \(concurrency)")
+            }
+        }
+
+        /// - Throws: ``S3Error/Code/invalidConfiguration`` for an endpoint without an http(s) scheme and a host, or a
+        ///   bucket name that is empty or holds a `/`.
+        private static func validate(endpoint: URL, bucket: String) throws {
+            guard let scheme = endpoint.scheme, scheme == "http" || scheme == "https", endpoint.host != nil else {
+                throw S3Error(
+                    code: .invalidConfiguration, message: "the endpoint \(endpoint) has no http(s) scheme or host")
+            }
+            guard !bucket.isEmpty, !bucket.contains("/") else {
+                throw S3Error(
+                    code: .invalidConfiguration,
+                    message: "the bucket name \(bucket.debugDescription) is empty or holds a /"
+                )
+            }
+        }
+
+        /// 32 hex digits from the system's CSPRNG.
+        static func randomName() -> String {
+            var random = SystemRandomNumberGenerator()
+            return (0..<2).map { _ in
+                let hex = String(random.next() as UInt64, radix: 16)
+                return String(repeating: "0", count: 16 - hex.count) + hex
+            }.joined()
+        }
+    }
+}
