@@ -9,6 +9,14 @@ import NIOHTTP1
 struct S3Client: Sendable {
     let configuration: S3Store.Configuration
     let http: HTTPClient
+    /// One signer for the client's requests, so that they share its signing key of the day.
+    let signer: SigV4Signer
+
+    init(configuration: S3Store.Configuration, http: HTTPClient) {
+        self.configuration = configuration
+        self.http = http
+        signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
+    }
 
     /// An answer S3 gave with a 2xx status.
     struct Answer: Sendable {
@@ -99,7 +107,6 @@ struct S3Client: Sendable {
         let (url, path, host) = location(of: key)
         var request = SigV4Signer.Request(
             method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers)
-        let signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         signer.sign(
             &request, payloadHash: payloadHash ?? body.hexSHA256, date: Date())
 

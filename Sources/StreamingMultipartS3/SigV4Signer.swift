@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 import StreamingMultipart
 
 /// Signs requests with AWS Signature Version 4, in the header form (`Authorization: AWS4-HMAC-SHA256 …`), on
@@ -18,28 +18,30 @@ import StreamingMultipart
 /// is signed as it is; for others, as AWS's other services read it, its dot segments and empty segments are
 /// removed first. Every header given is signed; duplicates are joined with commas, values trimmed and their runs
 /// of whitespace made one space.
-public struct SigV4Signer: Sendable {
-    public var credentials: S3Credentials
-    public var region: String
-    public var service: String
+struct SigV4Signer: Sendable {
+    var credentials: S3Credentials
+    var region: String
+    var service: String
+    /// The signing keys made so far, shared by every copy of this signer (a client's concurrent requests).
+    let keys = SigningKeys()
 
-    public init(credentials: S3Credentials, region: String, service: String = "s3") {
+    init(credentials: S3Credentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
     }
 
     /// The parts of an HTTP request that a signature covers.
-    public struct Request: Sendable {
-        public var method: String
+    struct Request: Sendable {
+        var method: String
         /// The path, decoded (`/bucket/my photo.jpg`, not `%20`).
-        public var path: String
+        var path: String
         /// The query's items, decoded, in any order.
-        public var query: [(name: String, value: String)]
+        var query: [(name: String, value: String)]
         /// The headers to sign and send; ``SigV4Signer/sign(_:payloadHash:date:)`` adds its own here.
-        public var headers: [(name: String, value: String)]
+        var headers: [(name: String, value: String)]
 
-        public init(
+        init(
             method: String, path: String, query: [(name: String, value: String)] = [],
             headers: [(name: String, value: String)] = []
         ) {
@@ -50,13 +52,13 @@ public struct SigV4Signer: Sendable {
         }
 
         /// The first value of the header `name` (in any case), or nil.
-        public func header(_ name: String) -> String? {
+        func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
     }
 
     /// The payload hash S3 accepts for a body it is not to check against the signature.
-    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
     /// Signs `request`: adds `x-amz-date`, `x-amz-security-token` when the credentials carry one, and, for `s3`,
     /// `x-amz-content-sha256`, each unless the request has it already, then `Authorization`.
@@ -65,7 +67,7 @@ public struct SigV4Signer: Sendable {
     ///   - request: the request, to which the headers are added.
     ///   - payloadHash: the body's SHA-256 in lowercase hex (``hexSHA256(of:)``), or ``unsignedPayload``.
     ///   - date: the time of the signature, within 15 minutes of S3's clock.
-    public func sign(_ request: inout Request, payloadHash: String, date: Date) {
+    func sign(_ request: inout Request, payloadHash: String, date: Date) {
         let timestamp = Self.timestamp(date)
         if request.header("x-amz-date") == nil { request.headers.append(("x-amz-date", timestamp)) }
         if let token = credentials.sessionToken, request.header("x-amz-security-token") == nil {
@@ -78,7 +80,7 @@ public struct SigV4Signer: Sendable {
     }
 
     /// The `Authorization` value for `request` as it stands (its `x-amz-date` header, if any, must say `date`).
-    public func authorization(for request: Request, payloadHash: String, date: Date) -> String {
+    func authorization(for request: Request, payloadHash: String, date: Date) -> String {
         let canonical = canonicalRequest(request, payloadHash: payloadHash)
         let toSign = stringToSign(canonicalRequest: canonical.text, date: date)
         let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(toSign.utf8), using: signingKey(date)))
@@ -87,7 +89,7 @@ public struct SigV4Signer: Sendable {
     }
 
     /// The canonical request (Signature Version 4's first step), and the signed headers' names.
-    public func canonicalRequest(_ request: Request, payloadHash: String) -> (text: String, signedHeaders: String) {
+    func canonicalRequest(_ request: Request, payloadHash: String) -> (text: String, signedHeaders: String) {
         let path = service == "s3" ? request.path : Self.normalizedPath(request.path)
         // Sorted by encoded name, then encoded value: both ASCII, so `<` is byte order.
         let items: [(name: String, value: String)] = request.query.map {
@@ -111,7 +113,7 @@ public struct SigV4Signer: Sendable {
     }
 
     /// The string to sign (the second step): the algorithm, the time, the scope, the canonical request's hash.
-    public func stringToSign(canonicalRequest: String, date: Date) -> String {
+    func stringToSign(canonicalRequest: String, date: Date) -> String {
         "AWS4-HMAC-SHA256\n\(Self.timestamp(date))\n\(scope(date))\n\(Self.hexSHA256(of: Data(canonicalRequest.utf8)))"
     }
 
@@ -119,22 +121,27 @@ public struct SigV4Signer: Sendable {
         "\(Self.timestamp(date).prefix(8))/\(region)/\(service)/aws4_request"
     }
 
+    /// The day's signing key: four HMACs from the secret, made once a day for a secret and kept in ``keys``.
     private func signingKey(_ date: Date) -> SymmetricKey {
-        func hmac(_ key: SymmetricKey, _ text: String) -> SymmetricKey {
-            SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
-        }
-        let secret = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
         let day = String(Self.timestamp(date).prefix(8))
-        return hmac(hmac(hmac(hmac(secret, day), region), service), "aws4_request")
+        let scope = SigningKeys.Scope(
+            secret: credentials.secretAccessKey, day: day, region: region, service: service)
+        return keys.key(for: scope) {
+            func hmac(_ key: SymmetricKey, _ text: String) -> SymmetricKey {
+                SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
+            }
+            let secret = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
+            return hmac(hmac(hmac(hmac(secret, day), region), service), "aws4_request")
+        }
     }
 
     /// The SHA-256 of `bytes` in lowercase hex: a payload hash.
-    public static func hexSHA256(of bytes: some DataProtocol) -> String { hex(SHA256.hash(data: bytes)) }
+    static func hexSHA256(of bytes: some DataProtocol) -> String { hex(SHA256.hash(data: bytes)) }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.lowercase(bytes) }
 
     /// `date` as Signature Version 4 writes it: `20150830T123600Z`, in UTC.
-    public static func timestamp(_ date: Date) -> String {
+    static func timestamp(_ date: Date) -> String {
         // The proleptic Gregorian date of a count of days since 1970-01-01, in integer arithmetic (Howard Hinnant's
         // days_from_civil inverse), rather than a Calendar made for each signature.
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
@@ -154,7 +161,7 @@ public struct SigV4Signer: Sendable {
     }
 
     /// `text`'s UTF-8 with every byte but RFC 3986's unreserved ones (and `/` when `keepingSlash`) as `%XX`.
-    public static func encode(_ text: String, keepingSlash: Bool) -> String {
+    static func encode(_ text: String, keepingSlash: Bool) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []
         encoded.reserveCapacity(text.utf8.count)

@@ -157,3 +157,30 @@ import Testing
         #expect(SigV4Signer.timestamp(Date(timeIntervalSince1970: 1_440_938_160.75)) == "20150830T123600Z")
     }
 }
+
+@Suite struct SigningKeyTests {
+    /// The day's key is derived once for every request of that day, and again for another day or a rotated secret,
+    /// and a kept key signs as a fresh one would.
+    @Test func theDaysKeyIsDerivedOnceAndMadeAnewForAnotherDayOrSecret() {
+        let signer = SigV4Signer(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "one"), region: "r")
+        let day = Date(timeIntervalSince1970: 1_440_938_160)
+        func authorization(_ signer: SigV4Signer, _ date: Date) -> String {
+            signer.authorization(
+                for: SigV4Signer.Request(method: "GET", path: "/b/k", headers: [("host", "h")]),
+                payloadHash: SigV4Signer.unsignedPayload, date: date)
+        }
+        let first = authorization(signer, day)
+        for second in 1...50 { _ = authorization(signer, day + Double(second)) }
+        #expect(signer.keys.derivations == 1)
+        #expect(authorization(signer, day) == first)
+        let fresh = SigV4Signer(credentials: signer.credentials, region: "r")
+        #expect(authorization(fresh, day) == first, "a kept key signs as a new one")
+
+        _ = authorization(signer, day + 86_400)
+        #expect(signer.keys.derivations == 2, "the next day")
+        var rotated = signer
+        rotated.credentials = S3Credentials(accessKeyID: "AKID", secretAccessKey: "two")
+        #expect(authorization(rotated, day + 86_400) != authorization(signer, day + 86_400))
+        #expect(signer.keys.derivations == 4, "the rotated secret's key, then the old one's again")
+    }
+}

@@ -1,7 +1,8 @@
 import Foundation
 import MultipartTestSupport
-import StreamingMultipartS3
 import Testing
+
+@testable import StreamingMultipartS3
 
 /// The signer against botocore's `S3SigV4Auth` on the same requests: random S3-shaped requests (keys with spaces,
 /// `+`, `=`, non-ASCII; the multipart upload's queries; metadata and checksum headers; session tokens; times

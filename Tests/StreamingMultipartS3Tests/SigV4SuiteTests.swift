@@ -1,7 +1,8 @@
 import Foundation
 import MultipartTestSupport
-import StreamingMultipartS3
 import Testing
+
+@testable import StreamingMultipartS3
 
 /// AWS's Signature Version 4 test suite, from botocore's source distribution, fetched at test time (never
 /// committed): each case's request signed here must give the suite's canonical request, string to sign and
