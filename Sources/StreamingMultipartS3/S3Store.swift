@@ -61,7 +61,8 @@ public struct S3Store: MultipartFileStore {
 }
 
 /// Sends a request again after a failure that another try may mend, by the configuration's ``MultipartRetry``: the
-/// connection, the statuses every upload retries (408, 429, 5xx but 501 and 505), and S3's `SlowDown` code.
+/// connection, the statuses every upload retries (408, 429, 5xx but 501 and 505), S3's `SlowDown` code, and an error
+/// S3 wrote into a 200 answer (a completion that failed late, which the SDKs retry too).
 enum S3Retry {
     static func run<Result>(
         _ configuration: S3Store.Configuration, isolation: isolated (any Actor)? = #isolation,
@@ -75,6 +76,7 @@ enum S3Retry {
         case .transport: true
         case .service:
             error.status.map(MultipartRetry.isTransient(status:)) == true || error.serviceCode == "SlowDown"
+                || error.status == 200
         default: false
         }
     }

@@ -90,13 +90,13 @@ actor S3Upload: MultipartStoreWriter {
                 string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
                     + list.joined() + "</CompleteMultipartUpload>"))
         let answer = try await S3Retry.run(configuration) {
-            try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
-        }
-        // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is still
-        // open, for abort() to abort.
-        if answer.text.contains("<Error>") {
-            throw S3Client.error(
-                .init(status: 500, headers: answer.headers, body: answer.body), method: .POST, url: key)
+            let answer = try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
+            // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is
+            // still open, to be completed again (S3Retry retries it, as the SDKs do) or aborted by abort().
+            guard !answer.text.contains("<Error>") else {
+                throw S3Client.error(answer, method: .POST, url: client.location(of: key).url)
+            }
+            return answer
         }
         finished = true
         var etag = XMLText.value(of: "ETag", in: answer.text)

@@ -110,14 +110,16 @@ import Testing
         }
     }
 
-    /// S3 retries what the one-call uploads retry (the same table), and its own `SlowDown`.
+    /// S3 retries what the one-call uploads retry (the same table), its own `SlowDown`, and an error in a 200
+    /// answer (a completion that failed late).
     @Test func s3RetriesWhatTheUploadsRetryAndSlowDown() {
-        for status in [200, 400, 403, 404, 408, 429, 500, 501, 503, 505] {
+        for status in [201, 400, 403, 404, 408, 429, 500, 501, 503, 505] {
             let error = S3Error(code: .service, message: "", status: status)
             #expect(S3Retry.isTransient(error) == MultipartRetry.isTransient(status: status), "\(status)")
         }
         #expect(S3Retry.isTransient(S3Error(code: .service, message: "", serviceCode: "SlowDown", status: 400)))
         #expect(S3Retry.isTransient(S3Error(code: .transport, message: "reset")))
+        #expect(S3Retry.isTransient(S3Error(code: .service, message: "", serviceCode: "InternalError", status: 200)))
         #expect(!S3Retry.isTransient(S3Error(code: .invalidConfiguration, message: "")))
         #expect(!S3Retry.isTransient(S3Error(code: .service, message: "", status: 501)))
     }

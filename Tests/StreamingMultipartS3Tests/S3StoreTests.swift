@@ -2,8 +2,9 @@ import Foundation
 import MultipartTestSupport
 import StreamingMultipart
 import StreamingMultipartCrypto
-import StreamingMultipartS3
 import Testing
+
+@testable import StreamingMultipartS3
 
 /// An S3 endpoint for the tests, started once per test process and shared (each test makes buckets of its own):
 /// moto (Tests/Peers/s3_moto.py), which checks nothing it is sent, and Ceph's radosgw (Tests/Peers/radosgw.py), a
@@ -347,6 +348,9 @@ final class S3Peer: @unchecked Sendable {
         } catch let error as MultipartError {
             let cause = try #require(error.cause as? S3Error, "\(error)")
             #expect(cause.serviceCode == "InternalError" && cause.requestID == "f2")
+            // As S3 answered: 200, and the request's URL (not a made-up 500 and the bare key).
+            #expect(cause.status == 200 && cause.message.hasPrefix("POST http://127.0.0.1:\(flaky.port)/\(bucket)/"))
+            #expect(S3Retry.isTransient(cause), "retried, as the SDKs retry a completion that failed late")
         }
         let contents = try peer.contents(of: bucket)
         #expect(contents.keys.isEmpty && contents.uploads == 0)
