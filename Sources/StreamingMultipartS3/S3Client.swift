@@ -126,8 +126,9 @@ struct S3Client: Sendable {
         let response: HTTPClientResponse
         var bytes: ByteBuffer
         do {
-            response = try await self.http.execute(http, timeout: .seconds(300))
-            bytes = try await response.body.collect(upTo: 16 << 20)
+            response = try await self.http.execute(
+                http, timeout: .nanoseconds(Int64(configuration.requestTimeout / .nanoseconds(1))))
+            bytes = try await response.body.collect(upTo: configuration.maxAnswerBytes)
         } catch let error as CancellationError {
             throw error
         } catch {

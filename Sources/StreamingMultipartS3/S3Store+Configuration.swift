@@ -48,6 +48,12 @@ extension S3Store {
         /// failure, 408, 429, a 5xx but 501 and 505, or S3's `SlowDown`, the same policy as the one-call uploads'.
         /// Default 3 retries after 200 ms, doubling, at most 20 s apart.
         public var retry: MultipartRetry
+        /// How long one request may take, from its start to the end of S3's answer (a part of ``partSize`` goes in
+        /// one request, so allow for it on a slow link). Default 300 s.
+        public var requestTimeout: Duration
+        /// The most bytes of an answer read (S3's answers are XML of a few KiB; a list of 1,000 open uploads is
+        /// about 1 MiB): a larger one fails the request as a transport error. Default 16 MiB.
+        public var maxAnswerBytes: Int
         /// The media types an object may be stored as (`type/subtype`, lower case): a file whose client-sent type is
         /// one of them is stored with it, any other as `application/octet-stream`, so that a browser that opens the
         /// object never runs what a client called `text/html` or `image/svg+xml`. The type as sent is kept in
@@ -83,6 +89,8 @@ extension S3Store {
             partSize = 8 << 20
             concurrency = 4
             retry = MultipartRetry(attempts: 3, initialDelay: .milliseconds(200), maxDelay: .seconds(20))
+            requestTimeout = .seconds(300)
+            maxAnswerBytes = 16 << 20
             memoryBudget = .shared
             storedContentTypes = Self.sniffingSafeTypes
             contentDisposition = "attachment"
@@ -136,8 +144,8 @@ extension S3Store {
         }
 
         /// Checks ``endpoint`` and ``bucket`` (as `init` does: they may have been set since), ``partSize`` (at least
-        /// 5 MiB), ``concurrency`` (at least 1) and ``contentDisposition`` (no control byte).
-        /// ``S3Store`` calls it.
+        /// 5 MiB), ``concurrency`` (at least 1), ``requestTimeout`` (positive), ``maxAnswerBytes`` (at least 1 KiB)
+        /// and ``contentDisposition`` (no control byte). ``S3Store`` calls it.
         ///
         /// - Throws: ``S3Error/Code/invalidConfiguration`` naming the setting.
         public func validate() throws {
@@ -149,6 +157,12 @@ extension S3Store {
             }
             guard partSize >= 5 << 20 else {
                 throw S3Error(code: .invalidConfiguration, message: "partSize must be at least 5 MiB, got \(partSize)")
+            }
+            guard requestTimeout > .zero, maxAnswerBytes >= 1 << 10 else {
+                throw S3Error(
+                    code: .invalidConfiguration,
+                    message: "requestTimeout must be positive and maxAnswerBytes at least 1 KiB, got \(requestTimeout) "
+                        + "and \(maxAnswerBytes)")
             }
             guard concurrency >= 1 else {
                 throw S3Error(

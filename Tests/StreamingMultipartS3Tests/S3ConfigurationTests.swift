@@ -104,6 +104,10 @@ import Testing
             (error as? S3Error)?.code == .invalidConfiguration && "\(error)".contains("bucket")
         }
         configuration = try self.configuration()
+        #expect(configuration.requestTimeout == .seconds(300) && configuration.maxAnswerBytes == 16 << 20)
+        configuration.requestTimeout = .zero
+        #expect { try configuration.validate() } throws: { "\($0)".contains("requestTimeout") }
+        configuration = try self.configuration()
         configuration.endpoint = URL(fileURLWithPath: "/tmp/s3")
         #expect { try configuration.validate() } throws: { error in
             (error as? S3Error)?.code == .invalidConfiguration && "\(error)".contains("endpoint")
