@@ -23,6 +23,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),  // what cleanup cannot throw
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),
@@ -38,7 +39,7 @@ let package = Package(
         ),
         .target(
             name: "StreamingMultipart",
-            dependencies: ["CZlib"],
+            dependencies: ["CZlib", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming
         ),
         .target(
@@ -77,6 +78,7 @@ let package = Package(
             name: "StreamingMultipartS3",
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartNIO", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -109,6 +111,8 @@ let package = Package(
             dependencies: [
                 "StreamingMultipart", "MultipartTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: upcoming
         ),
@@ -166,6 +170,8 @@ let package = Package(
             dependencies: [
                 "StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             swiftSettings: upcoming
         ),

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 import NIOHTTP1
 import StreamingMultipart
 
@@ -29,6 +30,12 @@ extension S3Store {
                         try await client.send(.DELETE, key: upload.key, query: [("uploadId", upload.id)])
                     }
                     aborted += 1
+                    logger.info(
+                        "aborted a stale multipart upload",
+                        metadata: [
+                            "s3.bucket": "\(configuration.bucket)", "s3.key": "\(upload.key)",
+                            "s3.upload_id": "\(upload.id)",
+                        ])
                 } catch let error as S3Error where error.serviceCode == "NoSuchUpload" {
                     continue  // aborted or completed meanwhile
                 }

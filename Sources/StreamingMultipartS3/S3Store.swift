@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 import Foundation
+public import Logging
 import NIOHTTP1
 public import StreamingMultipart
 
@@ -32,12 +33,18 @@ public import StreamingMultipart
 /// page.
 public struct S3Store: MultipartFileStore {
     public let configuration: S3Store.Configuration
+    /// Where the store tells what it cannot throw: an upload or an object that an abort could not remove (a warning
+    /// naming it), and the stale uploads ``abortStaleUploads(olderThan:now:)`` aborted. No-op by default.
+    public let logger: Logger
     let client: S3Client
 
     /// - Throws: ``S3Error/Code/invalidConfiguration`` from ``S3Store/Configuration/validate()``.
-    public init(configuration: S3Store.Configuration, httpClient: HTTPClient = .shared) throws {
+    public init(
+        configuration: S3Store.Configuration, httpClient: HTTPClient = .shared, logger: Logger = .disabled
+    ) throws {
         try configuration.validate()
         self.configuration = configuration
+        self.logger = logger
         client = S3Client(configuration: configuration, http: httpClient)
     }
 
@@ -51,7 +58,7 @@ public struct S3Store: MultipartFileStore {
                 code: .invalidHeader, message: "the part's Content-Type holds a control byte: \(type.debugDescription)",
                 partIndex: file.partIndex)
         }
-        return S3Upload(client: client, key: configuration.objectKey(for: file), file: file)
+        return S3Upload(client: client, key: configuration.objectKey(for: file), file: file, logger: logger)
     }
 
     /// Deletes `object` (a file of a form that failed).

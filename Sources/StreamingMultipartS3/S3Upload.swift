@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -24,6 +25,7 @@ actor S3Upload: MultipartStoreWriter {
     let client: S3Client
     let key: String
     let file: MultipartStoreFile
+    let logger: Logger
     private var configuration: S3Store.Configuration { client.configuration }
     /// The next part, filling; nil before the first byte.
     private var gathered: PartBuffer?
@@ -38,10 +40,11 @@ actor S3Upload: MultipartStoreWriter {
     /// Whether the object exists in the bucket (completed, or put): an abort must then delete it.
     private var finished = false
 
-    init(client: S3Client, key: String, file: MultipartStoreFile) {
+    init(client: S3Client, key: String, file: MultipartStoreFile, logger: Logger) {
         self.client = client
         self.key = key
         self.file = file
+        self.logger = logger
     }
 
     func append(_ bytes: ArraySlice<UInt8>) async throws {
@@ -114,12 +117,27 @@ actor S3Upload: MultipartStoreWriter {
         gathered = nil
         spare = []
         if let uploadID, !finished {
-            _ = try? await S3Retry.run(configuration) {
-                try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
+            do {
+                _ = try await S3Retry.run(configuration) {
+                    try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
+                }
+            } catch {
+                // Left open, its parts cost storage until a lifecycle rule or abortStaleUploads ends it.
+                logger.warning(
+                    "a multipart upload of a failed file was left open", error: error,
+                    metadata: [
+                        "s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)", "s3.upload_id": "\(uploadID)",
+                    ])
             }
         }
         if finished {
-            _ = try? await S3Retry.run(configuration) { try await client.send(.DELETE, key: key) }
+            do {
+                _ = try await S3Retry.run(configuration) { try await client.send(.DELETE, key: key) }
+            } catch {
+                logger.warning(
+                    "an object of a failed file was left in the bucket", error: error,
+                    metadata: ["s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)"])
+            }
         }
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import MultipartTestSupport
 import StreamingMultipart
 import StreamingMultipartCrypto
@@ -181,7 +183,9 @@ final class S3Peer: @unchecked Sendable {
     /// on one fixed day of 2010, so the age is checked against radosgw alone.
     func sweep(_ peer: S3Peer, datesAreReal: Bool) async throws {
         let bucket = try peer.makeBucket()
-        let store = try S3Store(configuration: peer.configuration(bucket: bucket))
+        let logs = InMemoryLogHandler()
+        let logger = Logger(label: "s3", factory: { _ in logs })
+        let store = try S3Store(configuration: peer.configuration(bucket: bucket), logger: logger)
         for key in ["forms/a", "forms/b", "other/c"] {
             _ = try peer.s3api(["create-multipart-upload", "--key", key], bucket: bucket)
         }
@@ -193,6 +197,8 @@ final class S3Peer: @unchecked Sendable {
         #expect(try await store.abortStaleUploads(olderThan: .seconds(60), now: later) == 2)
         let left = try peer.s3api(["list-multipart-uploads"], bucket: bucket)?["Uploads"] as? [[String: Any]] ?? []
         #expect(left.compactMap { $0["Key"] as? String } == ["other/c"])
+        let told = logs.entries.filter { "\($0.message)".contains("aborted a stale multipart upload") }
+        #expect(Set(told.compactMap { $0.metadata["s3.key"]?.description }) == ["forms/a", "forms/b"])
     }
 
     func roundTrip(_ peer: S3Peer) async throws {

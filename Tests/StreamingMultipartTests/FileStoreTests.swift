@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import MultipartTestSupport
 import StreamingMultipart
 import Testing
@@ -18,6 +20,8 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     var failAppendPast: Int?
     /// Fail `finish` of the file with this part index.
     var failFinishOfPart: Int?
+    /// Fail every `remove`, as a store that went away would.
+    var failRemove = false
     /// How long each append takes, as a slow object store's would.
     var appendDelay: Duration?
 
@@ -33,6 +37,7 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     /// Like a network store whose requests end when their task is cancelled: a cancelled task removes nothing.
     func remove(_ object: MultipartStoredObject) async throws {
         try Task.checkCancellation()
+        if failRemove { throw Failure() }
         lock.withLock {
             objects[object.key] = nil
             removed.append(object.key)
@@ -178,6 +183,25 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
             #expect(error.code == .limitExceeded && error.message.contains("maxDiskBytes"))
         }
         #expect(limited.isEmpty && limited.aborted.count == 1)
+    }
+
+    /// A stored file that the store would not remove when the form failed: the spooler cannot throw it (the form's
+    /// own error comes first), so it logs it, naming the object left behind.
+    @Test func aFileTheStoreWouldNotRemoveIsLogged() async throws {
+        let form = try body()
+        let bytes = try form.bytes()
+        let store = RecordingStore()
+        store.failRemove = true
+        let logs = InMemoryLogHandler()
+        let logger = Logger(label: "spooler", factory: { _ in logs })
+        await #expect(throws: MultipartError.self) {
+            _ = try await MultipartSpooler(store: store, limits: .untimed, logger: logger).spool(
+                chunkStream(Array(bytes.prefix(bytes.count - 2000)), size: 4096), contentType: form.contentType)
+        }
+        let warnings = logs.entries.filter { $0.level == .warning }
+        #expect(warnings.count == 2, "the two files stored before the body was cut")
+        #expect(Set(warnings.compactMap { $0.metadata["object.key"]?.description }) == Set(store.objects.keys))
+        #expect(warnings.allSatisfy { $0.error is RecordingStore.Failure && "\($0.message)".contains("left") })
     }
 
     /// A store slower than the body timeout's window: the waits are the store's, not the client's.

@@ -1,3 +1,5 @@
+import Logging
+
 /// What a ``MultipartSpooler`` has collected of one form so far, and the counts its limits bound.
 struct FormCollector {
     private let spooler: MultipartSpooler
@@ -174,8 +176,17 @@ struct FormCollector {
         spooler.diskBudget?.release(budgetHeld)
         let stored = files.compactMap(\.storedObject)
         guard let store = spooler.store, !stored.isEmpty else { return }
+        let logger = spooler.logger
         await Self.uncancelled {
-            for object in stored { try? await store.remove(object) }
+            for object in stored {
+                do {
+                    try await store.remove(object)
+                } catch {
+                    logger.warning(
+                        "a file of a failed form was left in the store", error: error,
+                        metadata: ["object.key": "\(object.key)", "object.location": "\(object.location)"])
+                }
+            }
         }
     }
 

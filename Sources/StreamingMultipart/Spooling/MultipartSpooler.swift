@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Collects a multipart form arriving as an async sequence of chunks into fields in memory and files on disk, under
 /// limits, leaving nothing behind on any failure.
@@ -39,6 +40,9 @@ public struct MultipartSpooler: Sendable {
     public var diskBudget: DiskBudget?
     /// Where file parts go instead of ``directory``, when set: object storage, say (`StreamingMultipartS3`).
     public var store: (any MultipartFileStore)?
+    /// Where the spooler tells what it cannot throw: a stored file of a failed form that the store would not remove
+    /// (a warning naming the object left behind). No-op by default.
+    public var logger: Logger = .disabled
 
     /// A spooler that writes files into `directory`.
     public init(
@@ -69,10 +73,11 @@ public struct MultipartSpooler: Sendable {
     /// says where each is).
     public init(
         store: any MultipartFileStore, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
-        digest: (any SpoolDigest.Type)? = nil
+        digest: (any SpoolDigest.Type)? = nil, logger: Logger = .disabled
     ) {
         self.init(directory: "", limits: limits, mode: mode, digest: digest)
         self.store = store
+        self.logger = logger
     }
 
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
