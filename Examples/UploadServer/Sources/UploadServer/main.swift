@@ -72,10 +72,9 @@ if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
         configuration.partSize = options.s3PartSize
         configuration.concurrency = options.s3Concurrency
         configuration.memoryBudget = memoryBudget
-        s3Store = try S3Store(configuration: configuration)
+        s3Store = try S3Store(configuration: configuration, logger: logger)
         spooler = MultipartSpooler(
-            store: s3Store!, limits: limits,
-            digest: options.hashes ? SHA256Digest.self : nil)
+            store: s3Store!, limits: limits, digest: options.hashes ? SHA256Digest.self : nil, logger: logger)
     } catch {
         FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
         exit(1)
