@@ -2,8 +2,9 @@
 """Prints the folder of AWS's Signature Version 4 test suite, fetched at test time and never committed.
 
 botocore's source distribution on PyPI carries the suite under tests/unit/auth/aws4_testsuite. The first run
-downloads it with pip (no wheel: the wheel leaves the tests out) and extracts that folder alone into
-CACHE/aws4_testsuite; later runs print the folder at once. Exits 1, saying why on stderr, when it cannot.
+downloads it with pip (no wheel: the wheel leaves the tests out), from one fixed version (VERSION), so that a
+release of botocore cannot change what the tests check, and extracts that folder alone into
+CACHE/aws4_testsuite-VERSION; later runs print the folder at once. Exits 1, saying why on stderr, when it cannot.
 
     aws4_testsuite.py CACHE
 """
@@ -14,22 +15,24 @@ import tarfile
 import tempfile
 
 PREFIX = "tests/unit/auth/aws4_testsuite/"
+# The botocore release whose copy of the suite the tests check against; change it on purpose, never by a release.
+VERSION = "1.43.11"
 
 
 def main() -> int:
     cache = pathlib.Path(sys.argv[1])
-    suite = cache / "aws4_testsuite"
+    suite = cache / f"aws4_testsuite-{VERSION}"
     if (suite / "get-vanilla" / "get-vanilla.req").is_file():
         print(suite)
         return 0
     with tempfile.TemporaryDirectory() as download:
         fetched = subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-             "--no-binary", ":all:", "-d", download, "botocore"],
+             "--no-binary", ":all:", "-d", download, f"botocore=={VERSION}"],
             capture_output=True, text=True)
         archives = list(pathlib.Path(download).glob("botocore-*.tar.gz"))
         if fetched.returncode != 0 or not archives:
-            sys.stderr.write(f"pip download botocore failed: {fetched.stderr.strip()[-500:]}\n")
+            sys.stderr.write(f"pip download botocore=={VERSION} failed: {fetched.stderr.strip()[-500:]}\n")
             return 1
         cache.mkdir(parents=True, exist_ok=True)
         staging = pathlib.Path(tempfile.mkdtemp(dir=cache))

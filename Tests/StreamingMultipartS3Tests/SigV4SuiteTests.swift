@@ -4,9 +4,9 @@ import Testing
 
 @testable import StreamingMultipartS3
 
-/// AWS's Signature Version 4 test suite, from botocore's source distribution, fetched at test time (never
-/// committed): each case's request signed here must give the suite's canonical request, string to sign and
-/// `Authorization` header.
+/// AWS's Signature Version 4 test suite, from one pinned version of botocore's source distribution
+/// (Peers/aws4_testsuite.py), fetched at test time (never committed): each case's request signed here must give the
+/// suite's canonical request, string to sign and `Authorization` header.
 @Suite struct SigV4SuiteTests {
     /// The suite's folder, fetched once into `.build/peers`, or nil where pip cannot fetch it.
     static let suite: URL? = {
