@@ -27,27 +27,44 @@ public enum MultipartParameter: Sendable, Hashable, ExpressibleByStringLiteral, 
         self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 
-    /// The `(name, value)` pairs this parameter flattens into under `key`.
-    func flattened(key: String) -> [(name: String, value: String)] {
+    /// The values this parameter holds, each with its path below `path`: dictionaries in sorted key order, lists in
+    /// their order.
+    func values(at path: FormKeyPath, into values: inout [(path: FormKeyPath, value: String)]) {
         switch self {
         case .value(let value):
-            return [(key, value)]
+            values.append((path, value))
         case .list(let items):
-            return items.flatMap { $0.flattened(key: "\(key)[]") }
+            for (index, item) in items.enumerated() { item.values(at: path.appending(.index(index)), into: &values) }
         case .dictionary(let entries):
-            return entries.keys.sorted().flatMap { entries[$0]!.flattened(key: key.isEmpty ? $0 : "\(key)[\($0)]") }
+            for key in entries.keys.sorted() { entries[key]!.values(at: path.appending(.key(key)), into: &values) }
         }
     }
 }
 
 extension MultipartBody {
-    /// Appends a parameters dictionary as text fields, flattened as AFNetworking does: top-level keys in sorted
-    /// order, `key[subkey]` for dictionaries (sorted), `key[]` for lists.
+    /// Appends a parameters dictionary as text fields: top-level keys in sorted order, nested dictionaries and lists
+    /// named by `keyStrategy`, the encoder's naming. The default, `.emptyBrackets`, flattens as AFNetworking does
+    /// (`key[subkey]`, `key[]` for every list item); `.brackets` numbers the items of lists of objects
+    /// (`items[0][id]`), for servers that read `items[][id]` as one item per field (PHP, `qs`).
     ///
-    /// - Throws: what ``append(_:)`` throws.
-    public mutating func append(parameters: [String: MultipartParameter]) throws {
-        for (name, value) in MultipartParameter.dictionary(parameters).flattened(key: "") {
-            try append(.text(value, name: name))
+    /// A top-level key is a field name as sent (AFNetworking users write `"user[name]"` there); a nested key follows
+    /// the encoder's rule: not empty, and without a character the strategy reads as nesting.
+    ///
+    /// - Throws: ``MultipartError/Code/invalidName`` for a nested key that breaks that rule; what ``append(_:)``
+    ///   throws.
+    public mutating func append(
+        parameters: [String: MultipartParameter], keyStrategy: MultipartFormKeyStrategy = .emptyBrackets
+    ) throws {
+        var values: [(path: FormKeyPath, value: String)] = []
+        for key in parameters.keys.sorted() {
+            parameters[key]!.values(at: FormKeyPath().appending(.key(key)), into: &values)
+        }
+        for (path, value) in values {
+            if let why = path.invalidKey(under: keyStrategy, from: 1) {
+                throw MultipartError(
+                    code: .invalidName, message: "the parameter \(path.name(keyStrategy).debugDescription): \(why)")
+            }
+            try append(.text(value, name: path.name(keyStrategy)))
         }
     }
 }

@@ -106,13 +106,7 @@ final class FormEncoding {
                     codingPath: path.codingPath,
                     debugDescription: "a form's top level is an object with named fields, not \(type(of: value))"))
         }
-        let reserved = keyStrategy.reserved
-        for case .key(let key) in components where key.isEmpty || key.contains(where: reserved.contains) {
-            let why =
-                key.isEmpty
-                ? "an empty key would read as a list item (`name[]`) or as no name"
-                : "the key \(key.debugDescription) holds a character that the \(keyStrategy) key strategy reads as "
-                    + "nesting (\(reserved.sorted().map(String.init).joined(separator: " ")))"
+        if let why = path.invalidKey(under: keyStrategy) {
             throw EncodingError.invalidValue(value, .init(codingPath: path.codingPath, debugDescription: why))
         }
         try body.append(makePart(path.name(keyStrategy)))

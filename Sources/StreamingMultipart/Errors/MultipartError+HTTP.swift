@@ -33,8 +33,8 @@ extension MultipartError {
     public var httpStatus: Int {
         switch code {
         case .boundaryNotFound, .truncated, .missingCloseDelimiter, .invalidDelimiter, .invalidHeader,
-            .missingContentDisposition, .missingName, .duplicateHeader, .invalidBoundary, .invalidCompressedData,
-            .streamFailed:
+            .missingContentDisposition, .missingName, .invalidName, .duplicateHeader, .invalidBoundary,
+            .invalidCompressedData, .streamFailed:
             return 400
         case .timedOut: return 408
         case .limitExceeded: return 413

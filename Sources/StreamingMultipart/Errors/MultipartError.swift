@@ -55,6 +55,9 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         public static let missingContentDisposition = Code("missingContentDisposition")
         /// A part whose `Content-Disposition` has no `name` parameter (RFC 7578 §4.2).
         public static let missingName = Code("missingName")
+        /// A nested key that cannot be written as part of a field name: empty, or holding a character the key
+        /// strategy reads as nesting (``MultipartBody/append(parameters:keyStrategy:)``).
+        public static let invalidName = Code("invalidName")
         /// A part gives a header twice that must appear once (`Content-Disposition`, `Content-Type`).
         public static let duplicateHeader = Code("duplicateHeader")
         /// A configured limit was exceeded; the message names the limit and its value.
