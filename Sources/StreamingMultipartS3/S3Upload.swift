@@ -10,9 +10,9 @@ import StreamingMultipart
 /// ``S3Store/Configuration/concurrency`` at once, each held until S3 acknowledges it), then completed; or, for a file
 /// smaller than one part, one `PutObject` at the end.
 ///
-/// The states: nothing sent (`uploadID` nil) → a multipart upload created at the first full part → completed
-/// (`finished`) or aborted. Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`:
-/// each part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged to
+/// Its ``State``: nothing sent → a multipart upload open at the first full part → stored (completed, or put whole)
+/// or ended (aborted). Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`: each
+/// part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged to
 /// ``S3Store/Configuration/memoryBudget`` 1 MiB at a time as it fills, so that all uploads together stay within it.
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
@@ -22,23 +22,49 @@ actor S3Upload: MultipartStoreWriter {
         var checksum: String
     }
 
+    /// The parts of a file in progress.
+    struct Parts {
+        /// The next part, filling; nil before its first byte.
+        var gathered: PartBuffer?
+        /// The number the next part is sent as.
+        var next = 1
+        /// The parts in flight, oldest first, and their buffers.
+        var inFlight: [(task: Task<Part, any Error>, buffer: PartBuffer)] = []
+        /// Buffers of parts S3 acknowledged, emptied for the next parts: a file's parts reuse `concurrency + 1`
+        /// buffers rather than mapping one each.
+        var spare: [PartBuffer] = []
+        /// The parts S3 acknowledged.
+        var acknowledged: [Part] = []
+    }
+
+    /// Where the file is at S3; each state carries its data.
+    enum State {
+        /// Nothing sent yet: the first part filling. → `open` when it fills; → `stored` by a `PutObject` at
+        /// `finish`; → `ended` by `abort`.
+        case unsent(Parts)
+        /// A multipart upload open at S3, its parts going up. → `stored` at its completion; → `ended` by `abort`
+        /// (which aborts it at S3).
+        case open(uploadID: String, Parts)
+        /// The object is in the bucket: `abort` (a later failure of the form) deletes it, → `ended`.
+        case stored
+        /// Aborted: nothing at S3 left to answer for.
+        case ended
+
+        /// The parts in progress, nil once the file is stored or ended.
+        var parts: Parts? {
+            switch self {
+            case .unsent(let parts), .open(_, let parts): parts
+            case .stored, .ended: nil
+            }
+        }
+    }
+
     let client: S3Client
     let key: String
     let file: MultipartStoreFile
     let logger: Logger
     private var configuration: S3Store.Configuration { client.configuration }
-    /// The next part, filling; nil before the first byte.
-    private var gathered: PartBuffer?
-    private var uploadID: String?
-    private var nextPart = 1
-    /// The parts in flight, oldest first, and their buffers.
-    private var inFlight: [(task: Task<Part, any Error>, buffer: PartBuffer)] = []
-    /// Buffers of parts S3 acknowledged, emptied for the next parts: a file's parts reuse `concurrency + 1`
-    /// buffers rather than mapping one each.
-    private var spare: [PartBuffer] = []
-    private var parts: [Part] = []
-    /// Whether the object exists in the bucket (completed, or put): an abort must then delete it.
-    private var finished = false
+    private var state = State.unsent(Parts())
 
     init(client: S3Client, key: String, file: MultipartStoreFile, logger: Logger) {
         self.client = client
@@ -47,44 +73,81 @@ actor S3Upload: MultipartStoreWriter {
         self.logger = logger
     }
 
+    /// Runs `change` on the parts in progress, moved out of the state while it runs (so that no copy of the
+    /// arrays is made), and returns what it returns.
+    ///
+    /// - Throws: `MultipartError.Code.invalidState` once the file is stored or ended.
+    private func withParts<Result>(_ change: (inout Parts) throws -> Result) throws -> Result {
+        switch state {
+        case .unsent(var parts):
+            state = .ended
+            defer { state = .unsent(parts) }
+            return try change(&parts)
+        case .open(let id, var parts):
+            state = .ended
+            defer { state = .open(uploadID: id, parts) }
+            return try change(&parts)
+        case .stored, .ended:
+            throw MultipartError(
+                code: .invalidState, message: "the upload of \(key) was used after it was finished or aborted")
+        }
+    }
+
     func append(_ bytes: ArraySlice<UInt8>) async throws {
         var rest = bytes
         while !rest.isEmpty {
-            let size = configuration.partSize(forPart: nextPart)
-            let part = gathered ?? buffer(for: size)
-            gathered = part
+            let (part, size) = try withParts { parts in
+                let size = configuration.partSize(forPart: parts.next)
+                let part =
+                    parts.gathered ?? Self.buffer(for: size, from: &parts.spare, budget: configuration.memoryBudget)
+                parts.gathered = part
+                return (part, size)
+            }
             let reach = min(size, part.count + rest.count)
             if reach > part.charged { try await charge(part, toHold: reach) }
             rest = rest.dropFirst(part.append(rest, upTo: size))
             if part.count == size {
-                gathered = nil
+                try withParts { $0.gathered = nil }
                 try await upload(part)
             }
         }
     }
 
     func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
-        guard let uploadID else {
-            let lease = gathered.map(PartLease.init)
-            defer { lease?.end() }
-            let body: S3Client.Body = lease.map { .part($0) } ?? .empty
-            let hash = gathered?.sha256() ?? SHA256.hash(data: [UInt8]())
-            gathered = nil
-            let answer = try await S3Retry.run(configuration) {
-                try await client.send(
-                    .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(hash))],
-                    body: body, payloadHash: SigV4Signer.hex(hash))
-            }
-            finished = true
-            return object(etag: answer.headers.first(name: "ETag"))
+        switch state {
+        case .unsent(let parts):
+            return try await put(parts.gathered)
+        case .open(let uploadID, _):
+            return try await complete(uploadID)
+        case .stored, .ended:
+            throw MultipartError(code: .invalidState, message: "the upload of \(key) was finished twice")
         }
-        if let last = gathered, last.count > 0 {
-            gathered = nil
+    }
+
+    /// Sends a file smaller than one part as one `PutObject`.
+    private func put(_ gathered: PartBuffer?) async throws -> MultipartStoredObject {
+        let lease = gathered.map(PartLease.init)
+        defer { lease?.end() }
+        let body: S3Client.Body = lease.map { .part($0) } ?? .empty
+        let hash = gathered?.sha256() ?? SHA256.hash(data: [UInt8]())
+        try withParts { $0.gathered = nil }
+        let answer = try await S3Retry.run(configuration) {
+            try await client.send(
+                .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(hash))],
+                body: body, payloadHash: SigV4Signer.hex(hash))
+        }
+        state = .stored
+        return object(etag: answer.headers.first(name: "ETag"))
+    }
+
+    /// Sends the last part, waits for every part, and completes the multipart upload.
+    private func complete(_ uploadID: String) async throws -> MultipartStoredObject {
+        if let last = try withParts({ parts in parts.gathered.take() }), last.count > 0 {
             try await upload(last)
         }
-        while !inFlight.isEmpty { try await collectOldest() }
-        parts.sort { $0.number < $1.number }
-        let list = parts.map {
+        while try withParts({ !$0.inFlight.isEmpty }) { try await collectOldest() }
+        let acknowledged = try withParts { $0.acknowledged.sorted { $0.number < $1.number } }
+        let list = acknowledged.map {
             "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escaped($0.etag))</ETag>"
                 + "<ChecksumSHA256>\($0.checksum)</ChecksumSHA256></Part>"
         }
@@ -101,7 +164,7 @@ actor S3Upload: MultipartStoreWriter {
             }
             return answer
         }
-        finished = true
+        state = .stored
         var etag = XMLText.value(of: "ETag", in: answer.text)
         if etag?.isEmpty ?? true {
             // radosgw 16 answers an empty ETag here; HEAD has the right one.
@@ -111,12 +174,14 @@ actor S3Upload: MultipartStoreWriter {
     }
 
     func abort() async {
-        for part in inFlight { part.task.cancel() }
-        for part in inFlight { _ = try? await part.task.value }
-        inFlight = []
-        gathered = nil
-        spare = []
-        if let uploadID, !finished {
+        let was = state
+        state = .ended
+        if let parts = was.parts {
+            for part in parts.inFlight { part.task.cancel() }
+            for part in parts.inFlight { _ = try? await part.task.value }  // each ends cancelled or failed
+        }
+        switch was {
+        case .open(let uploadID, _):
             do {
                 _ = try await S3Retry.run(configuration) {
                     try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
@@ -129,8 +194,7 @@ actor S3Upload: MultipartStoreWriter {
                         "s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)", "s3.upload_id": "\(uploadID)",
                     ])
             }
-        }
-        if finished {
+        case .stored:
             do {
                 _ = try await S3Retry.run(configuration) { try await client.send(.DELETE, key: key) }
             } catch {
@@ -138,13 +202,15 @@ actor S3Upload: MultipartStoreWriter {
                     "an object of a failed file was left in the bucket", error: error,
                     metadata: ["s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)"])
             }
+        case .unsent, .ended:
+            break
         }
     }
 
-    /// Starts uploading `bytes` as the next part, creating the multipart upload first if need be; waits first
+    /// Starts uploading `bytes` as the next part, opening the multipart upload first if need be; waits first
     /// while ``S3Store/Configuration/concurrency`` parts are in flight.
     private func upload(_ bytes: PartBuffer) async throws {
-        if uploadID == nil {
+        if case .unsent(let parts) = state {
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
                     .POST, key: key, query: [("uploads", "")],
@@ -155,32 +221,43 @@ actor S3Upload: MultipartStoreWriter {
                     code: .service, message: "CreateMultipartUpload for \(key) answered no UploadId",
                     status: answer.status, requestID: answer.headers.first(name: "x-amz-request-id"))
             }
-            uploadID = id
+            state = .open(uploadID: id, parts)
         }
-        while inFlight.count >= configuration.concurrency { try await collectOldest() }
-        let number = nextPart
-        nextPart += 1
-        let task = Self.uploadTask(PartLease(bytes), number: number, uploadID: uploadID!, key: key, client: client)
-        inFlight.append((task, bytes))
+        guard case .open(let uploadID, _) = state else {
+            throw MultipartError(code: .invalidState, message: "the upload of \(key) is not open")
+        }
+        while try withParts({ $0.inFlight.count >= configuration.concurrency }) { try await collectOldest() }
+        try withParts { parts in
+            let number = parts.next
+            parts.next += 1
+            let task = Self.uploadTask(PartLease(bytes), number: number, uploadID: uploadID, key: key, client: client)
+            parts.inFlight.append((task, bytes))
+        }
     }
 
     /// Waits for the oldest part in flight; keeps its buffer for a later part unless something still holds it (an
     /// HTTP request that answered before it finished reading its body).
     private func collectOldest() async throws {
-        var (task, buffer) = inFlight.removeFirst()
-        parts.append(try await task.value)
-        if isKnownUniquelyReferenced(&buffer) {
-            buffer.removeAll()
-            spare.append(buffer)
+        var (task, buffer) = try withParts { $0.inFlight.removeFirst() }
+        let part = try await task.value
+        let reusable = isKnownUniquelyReferenced(&buffer)
+        try withParts { parts in
+            parts.acknowledged.append(part)
+            if reusable {
+                buffer.removeAll()
+                parts.spare.append(buffer)
+            }
         }
     }
 
     /// An empty buffer for a part of `size` bytes: a spare one when it is large enough, else a new mapping.
-    private func buffer(for size: Int) -> PartBuffer {
+    private static func buffer(
+        for size: Int, from spare: inout [PartBuffer], budget: MultipartMemoryBudget
+    ) -> PartBuffer {
         while let candidate = spare.popLast() {
             if candidate.capacity >= size { return candidate }
         }
-        return PartBuffer(capacity: size, budget: configuration.memoryBudget)
+        return PartBuffer(capacity: size, budget: budget)
     }
 
     /// Charges `part` to the memory budget for holding `count` bytes, 1 MiB at a time. When the budget has no room
@@ -193,8 +270,8 @@ actor S3Upload: MultipartStoreWriter {
         guard step > 0 else { return }
         let budget = configuration.memoryBudget
         if !budget.tryReserve(step) {
-            while !inFlight.isEmpty { try await collectOldest() }
-            spare = []
+            while try withParts({ !$0.inFlight.isEmpty }) { try await collectOldest() }
+            try withParts { $0.spare = [] }
             try await budget.reserve(step)
         }
         part.charged += step
