@@ -117,7 +117,7 @@ import Testing
             let (lists, time) = try await measureThreadCPUTime(on: executor) {
                 let parts = try chunks.multipartParts(
                     contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
-                return try await decoder.decode([String: [String]].self, from: parts, maxBytes: 1 << 30)
+                return try await decoder.decode([String: [String]].self, from: parts, maxMemoryBytes: 1 << 30)
             }
             counts.append(lists.values.reduce(0) { $0 + $1.count })
             return time

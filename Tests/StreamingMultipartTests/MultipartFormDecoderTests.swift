@@ -376,7 +376,7 @@ import Testing
         let large = try form([("a", String(repeating: "x", count: 600)), ("b", String(repeating: "y", count: 600))])
         await #expect {
             let parts = try chunkStream(try large.bytes(), size: 64).multipartParts(contentType: large.contentType)
-            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: 2000)
+            _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxMemoryBytes: 2000)
         } throws: { error in
             guard case DecodingError.dataCorrupted(let context) = error,
                 let cause = context.underlyingError as? MultipartError
@@ -391,7 +391,7 @@ import Testing
         let overBudget = { (body: MultipartBody, budget: Int) async throws -> MultipartError? in
             do {
                 let parts = try chunkStream(try body.bytes(), size: 64).multipartParts(contentType: body.contentType)
-                _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxBytes: budget)
+                _ = try await MultipartFormDecoder().decode(Anything.self, from: parts, maxMemoryBytes: budget)
                 return nil
             } catch DecodingError.dataCorrupted(let context) {
                 return context.underlyingError as? MultipartError

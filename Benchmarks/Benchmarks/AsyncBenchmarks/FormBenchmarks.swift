@@ -16,7 +16,8 @@ struct Lists: Decodable {
 @inline(never)
 nonisolated func decode(_ body: ParseFixtures.Body) async throws -> Lists {
     let parts = try MemoryChunks(body.bytes).multipartParts(contentType: contentType, limits: limits())
-    let lists = try await MultipartFormDecoder().decode(Lists.self, from: parts, maxBytes: 64 << 20, isolation: nil)
+    let lists = try await MultipartFormDecoder().decode(
+        Lists.self, from: parts, maxMemoryBytes: 64 << 20, isolation: nil)
     precondition(lists.f0.count + lists.f9.count == body.parts / 5)
     return lists
 }

@@ -1,19 +1,21 @@
 extension MultipartFormDecoder {
-    /// What each field costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)`` beside its name and value:
-    /// its string's storage and its place in its name's list, rounded up; the spooler's cost of a part, the same
-    /// constant.
+    /// What each field costs against `maxMemoryBytes` in ``decode(_:from:maxMemoryBytes:isolation:)`` beside its
+    /// name and value: its string's storage and its place in its name's list, rounded up; the spooler's cost of a
+    /// part, the same constant.
     static let fieldOverhead = FormCollector.partOverhead
 
-    /// What each new name costs against `maxBytes` in ``decode(_:from:maxBytes:isolation:)``, beside its bytes
-    /// twice: its place among the names, and each node it adds to the form's tree (`a[b][c]` sent first adds three;
-    /// each `a[][b]` adds an item), so that a flood of new or deeply nested names is bounded as a flood of values is.
+    /// What each new name costs against `maxMemoryBytes` in ``decode(_:from:maxMemoryBytes:isolation:)``, beside
+    /// its bytes twice: its place among the names, and each node it adds to the form's tree (`a[b][c]` sent first
+    /// adds three; each `a[][b]` adds an item), so that a flood of new or deeply nested names is bounded as a flood
+    /// of values is.
     static let nameOverhead = 256
 
     /// Decodes a form straight from its parts, without spooling: for types whose fields are all text, such as a
-    /// search form or a settings page. The fields are collected in memory, at most `maxBytes` in all: each field
-    /// counts its value's bytes, its name's, and 128 bytes for what holding it costs, so that a flood of empty
-    /// fields is bounded as a large one is; a name the form has not sent before also counts 256 bytes and its own
-    /// bytes twice for its place and for each node it adds to the tree.
+    /// search form or a settings page. The fields are collected in memory, at most `maxMemoryBytes` in all (the
+    /// spooler's name for the same budget, `MultipartSpooler.Limits.maxMemoryBytes`): each field counts its value's
+    /// bytes, its name's, and 128 bytes for what holding it costs, as the spooler counts a part, so that a flood of
+    /// empty fields is bounded as a large one is; a name the form has not sent before also counts 256 bytes and its
+    /// own bytes twice for its place and for each node it adds to the tree.
     ///
     /// ```swift
     /// struct Settings: Decodable { var name: String; var tags: [String]; var notify: Bool }
@@ -26,7 +28,7 @@ extension MultipartFormDecoder {
     /// are on disk.
     ///
     /// - Throws: what ``decode(_:from:)`` throws; `DecodingError.dataCorrupted` with the ``MultipartError`` as its
-    ///   `underlyingError` when the body is malformed or its fields pass `maxBytes`
+    ///   `underlyingError` when the body is malformed or its fields pass `maxMemoryBytes`
     ///   (``MultipartError/Code/limitExceeded``); `DecodingError.typeMismatch` for a file part.
     ///
     /// Inlinable, as the parts' iterators are, so that pulling chunks is specialized for the caller's chunk type;
@@ -34,10 +36,10 @@ extension MultipartFormDecoder {
     /// body iterator between them.
     @inlinable
     public func decode<T: Decodable, Base>(
-        _ type: T.Type, from parts: MultipartParts<Base>, maxBytes: Int = 8 << 20,
+        _ type: T.Type, from parts: MultipartParts<Base>, maxMemoryBytes: Int = 8 << 20,
         isolation actor: isolated (any Actor)? = #isolation
     ) async throws -> T {
-        var collector = FormFieldCollector(maxBytes: maxBytes, decoder: self)
+        var collector = FormFieldCollector(maxMemoryBytes: maxMemoryBytes, decoder: self)
         do {
             let driver = parts.makeAsyncIterator().driver
             while try !driver.collectFieldsNow(into: &collector) {
@@ -61,11 +63,11 @@ extension PartsDriver {
     }
 }
 
-/// The text fields ``MultipartFormDecoder/decode(_:from:maxBytes:isolation:)`` collects into a form's tree, under
+/// The text fields ``MultipartFormDecoder/decode(_:from:maxMemoryBytes:isolation:)`` collects into a form's tree, under
 /// its byte budget: the part of that loop that need not be generic.
 @usableFromInline
 struct FormFieldCollector {
-    let maxBytes: Int
+    let maxMemoryBytes: Int
     /// What the budget has left.
     private var left: Int
     private var builder: FormTreeBuilder
@@ -82,9 +84,9 @@ struct FormFieldCollector {
     private var gathers = false
 
     @usableFromInline
-    init(maxBytes: Int, decoder: MultipartFormDecoder) {
-        self.maxBytes = maxBytes
-        left = maxBytes
+    init(maxMemoryBytes: Int, decoder: MultipartFormDecoder) {
+        self.maxMemoryBytes = maxMemoryBytes
+        left = maxMemoryBytes
         builder = FormTreeBuilder(keyStrategy: decoder.keyStrategy, limits: decoder.limits)
     }
 
@@ -164,8 +166,8 @@ struct FormFieldCollector {
     private func pastBudget() -> MultipartError {
         MultipartError(
             code: .limitExceeded,
-            message: "the form's fields pass the \(maxBytes) bytes decode(_:from:maxBytes:) holds, at the field "
-                + (place?.name ?? "").debugDescription, partIndex: partIndex)
+            message: "the form's fields pass the \(maxMemoryBytes) bytes decode(_:from:maxMemoryBytes:) holds "
+                + "(maxMemoryBytes), at the field " + (place?.name ?? "").debugDescription, partIndex: partIndex)
     }
 
     /// Adds the field begun to the tree, its value decoded per its charset.
