@@ -118,6 +118,52 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
         #expect(store.objects.count == 3 && store.inProgress.isEmpty)
     }
 
+    /// The spool folder is a store like any other, down one path: the same form, through the folder and through a
+    /// store of the caller's, gives the same files, digests (hashed beside the writes in both), memory threshold
+    /// and refusals at a limit.
+    @Test(arguments: [4096, 1 << 20])
+    func theFolderAndAStoreGoDownOnePath(chunk: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var random = SeededGenerator(seed: 30)
+        let large = random.bytes(3 << 20)  // past a batch, so that the hash runs beside the writes
+        var body = try body()
+        try body.append(.data(Data(large), name: "video", filename: "v.mp4"))
+        var limits = MultipartSpooler.Limits.untimed
+        limits.memoryThreshold = 10_000
+        let store = RecordingStore()
+        let toFolder = MultipartSpooler(directory: folder.url, limits: limits, digest: FNV1aDigest.self)
+        let toStore = MultipartSpooler(store: store, limits: limits, digest: FNV1aDigest.self)
+        let inFolder = try await toFolder.spool(
+            chunkStream(try body.bytes(), size: chunk), contentType: body.contentType)
+        let inStore = try await toStore.spool(chunkStream(try body.bytes(), size: chunk), contentType: body.contentType)
+        defer { inFolder.removeFiles() }
+        #expect(inFolder.files.map(\.byteCount) == inStore.files.map(\.byteCount))
+        #expect(inFolder.files.map(\.digest) == inStore.files.map(\.digest))
+        #expect(inFolder.files.map(\.isInMemory) == [false, true, true, false])
+        #expect(inStore.files.map(\.isInMemory) == [false, true, true, false])
+        #expect(inStore.files[3].digest?.hex == FNV1aDigest.hex(large))
+        for (local, stored) in zip(inFolder.files, inStore.files) where !local.isInMemory {
+            #expect(try local.contents() == store.objects[stored.storedObject!.key])
+        }
+
+        // A limit breached mid-file: the same error from both, and nothing left in either.
+        limits.maxDiskBytes = 1 << 20
+        var refusals: [MultipartError?] = []
+        for spooler in [toFolder, toStore] {
+            var spooler = spooler
+            spooler.limits = limits
+            let error = await #expect(throws: MultipartError.self) {
+                try await spooler.spool(chunkStream(try body.bytes(), size: chunk), contentType: body.contentType)
+            }
+            refusals.append(error)
+        }
+        #expect(refusals.map { $0?.partIndex } == [4, 4])
+        #expect(refusals.map { $0?.code } == [.limitExceeded, .limitExceeded])
+        #expect(try folder.contents().count == inFolder.files.filter { !$0.isInMemory }.count)
+        #expect(store.objectCount == 2 && store.inProgress.isEmpty)
+    }
+
     @Test func smallFilesStayInMemoryUnderTheThreshold() async throws {
         let store = RecordingStore()
         var limits = MultipartSpooler.Limits.untimed

@@ -7,7 +7,26 @@ import Foundation
 /// not among them: a browser never submits a form in an encoding that is not ASCII-compatible (HTML's form
 /// submission sends UTF-8 instead), and read as UTF-16 an ASCII form turns into other text (`abc` into `扡`, an odd
 /// last byte lost).
+///
+/// Which charset a field is in is one rule, read the same way by the spooler and by
+/// `MultipartFormDecoder.decode(_:from:maxMemoryBytes:)`: the part's own `charset` parameter; else the value of the
+/// form's first `_charset_` field, wherever it stands among the fields (HTML fills it with the form's encoding); else
+/// UTF-8.
 enum FieldCharset {
+    /// The field whose value names the form's charset.
+    static let formCharsetField = "_charset_"
+
+    /// The `charset` parameter of a part's `Content-Type`, or nil.
+    static func ofPart(contentType: String?) -> String? {
+        contentType.flatMap { try? ContentType(parsing: $0) }?.charset
+    }
+
+    /// Whether `charset` decodes every byte as UTF-8 does (nil is UTF-8).
+    static func isUTF8(_ charset: String?) -> Bool {
+        guard let charset else { return true }
+        return encodings[charset.trimmingCharacters(in: .whitespaces).lowercased()] == .utf8
+    }
+
     private static let encodings: [String: String.Encoding] = {
         var table: [String: String.Encoding] = [:]
         for label in ["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"] {

@@ -8,11 +8,8 @@ struct FormCollector {
     private var files: [SpooledFile] = []
     /// Bytes held in memory: fields, and files under the memory threshold.
     private var memoryBytes: Int64 = 0
-    /// Bytes written to spooled files.
-    private var diskBytes: Int64 = 0
-    /// Bytes taken from the spooler's shared ``MultipartSpooler/DiskBudget`` for a file not yet handed to its owner
-    /// (the one being written); given back if the form fails.
-    private var budgetHeld: Int64 = 0
+    /// Bytes of files handed to the store (the spool folder's or another).
+    private var storedBytes: Int64 = 0
 
     /// The body's watchdog, when the spooler has a body timeout: paused while the store is waited on.
     private let watchdog: BodyWatchdog?
@@ -82,8 +79,8 @@ struct FormCollector {
         }
     }
 
-    /// Streams a file part to a new file in the spool folder (or to memory, under the memory threshold), hashing
-    /// it on the way.
+    /// Streams a file part into the spooler's store (the spool folder unless it has another), or keeps it in memory
+    /// under the memory threshold; hashes it on the way; aborts the file in the store when anything fails.
     mutating func spoolFile<Base>(
         _ part: MultipartParts<Base>.Part, recorded: MultipartParser.PartHead? = nil,
         isolation actor: isolated (any Actor)?
@@ -93,74 +90,83 @@ struct FormCollector {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
         try chargeRecord(head)
-        if let store = spooler.store { return try await storeFile(part, head: head, in: store, isolation: actor) }
+        let store = spooler.fileStore
+        let file = MultipartStoreFile(
+            name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
+            partIndex: head.index)
         var digest = spooler.digest?.init()
         var inMemory: [UInt8] = []
-        var writer: SpoolWriter?
+        var writer: HashingStoreWriter?
         var count: Int64 = 0
-        var body = part.body.makeAsyncIterator()
-        while let chunk = try await body.next(isolation: actor) {
-            count += Int64(chunk.count)
-            if writer == nil {
-                if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
+        do {
+            var body = part.body.makeAsyncIterator()
+            while let chunk = try await body.next(isolation: actor) {
+                count += Int64(chunk.count)
+                if writer == nil {
                     digest?.update(chunk)
+                    if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
+                        inMemory += chunk
+                        continue
+                    }
+                    try checkStored(adding: inMemory.count + chunk.count, head)
                     inMemory += chunk
+                    writer = try await begin(file, in: store, digest: digest.take(), head)
+                    do {
+                        try await writer!.append(hashed: inMemory)
+                    } catch {
+                        throw storeFailure(error, "storing", head)
+                    }
+                    inMemory = []
                     continue
                 }
-                try checkDisk(adding: inMemory.count, head)
-                let file = try createFile(for: head)
+                try checkStored(adding: chunk.count, head)
                 do {
-                    writer = try SpoolWriter(file: file, digest: digest.take(), hashed: inMemory)
+                    try await writer!.append(chunk)
                 } catch {
-                    throw writeFailure(error, file, head)
+                    throw storeFailure(error, "storing", head)
                 }
-                diskBytes += Int64(inMemory.count)
-                inMemory = []
             }
-            try await write(chunk, to: &writer!, head, isolation: actor)
-        }
-        if writer == nil && limits.memoryThreshold == 0 {
-            // An empty file, on disk as every other.
-            writer = try SpoolWriter(file: try createFile(for: head), digest: digest.take())
-        }
-        var file: TemporaryFile?
-        if let finished = writer.take() {
-            file = finished.file
-            do {
-                digest = try await finished.finish(isolation: actor)
-            } catch {
-                throw writeFailure(error, file!, head)
+            if writer == nil && limits.memoryThreshold == 0 {
+                // An empty file, in the store as every other.
+                writer = try await begin(file, in: store, digest: digest.take(), head)
             }
+        } catch {
+            if let writer = writer.take() { await Self.abort(writer.store) }
+            throw error
         }
-        let hash = digest.map { digest in
-            var digest = digest
-            return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
-        }
-        let filename = head.preferredFilename ?? ""
         let storage: SpooledFile.Storage
-        if let file {
-            storage = .disk(SpoolFileOwner(file, budget: spooler.diskBudget, budgeted: budgetHeld))
-            budgetHeld = 0  // the owner gives it back when the file leaves the spool
+        let hash: SpooledFile.Digest?
+        if var writer = writer.take() {
+            do {
+                hash = try await writer.finish().map(Self.finalize)
+                let store = writer.store
+                let object = try await writer.paused { try await store.finish(byteCount: count, digest: hash) }
+                // A file in the spool folder belongs to the form; one in another store, to the caller.
+                storage = (store as? SpoolFolderWriter).map { .disk($0.owner()) } ?? .stored(object)
+            } catch {
+                await Self.abort(writer.store)
+                throw storeFailure(error, "finishing", head)
+            }
         } else {
+            hash = digest.map(Self.finalize)
             memoryBytes += count
             storage = .memory(inMemory)
         }
         files.append(
             SpooledFile(
-                name: head.name, filename: filename, safeFilename: ContentDisposition.safeBaseName(filename),
-                contentType: head.contentType, byteCount: count,
-                digest: hash,
-                partIndex: head.index, storage: storage))
+                name: head.name, filename: file.filename, safeFilename: ContentDisposition.safeBaseName(file.filename),
+                contentType: head.contentType, byteCount: count, digest: hash, partIndex: head.index,
+                storage: storage))
     }
 
     /// The form, its fields decoded.
     ///
     /// - Throws: ``MultipartError/Code/unsupportedCharset``.
     func finish() throws -> SpooledForm {
-        let formCharset = fields.first { $0.head.name == "_charset_" }
+        let formCharset = fields.first { $0.head.name == FieldCharset.formCharsetField }
             .map { String(decoding: $0.bytes, as: UTF8.self) }
         let decoded = try fields.map { head, bytes in
-            let partCharset = head.contentType.flatMap { try? ContentType(parsing: $0) }?.charset
+            let partCharset = FieldCharset.ofPart(contentType: head.contentType)
             let value = try FieldCharset.decode(
                 bytes, charset: partCharset ?? formCharset, partIndex: head.index, name: head.name)
             return SpooledForm.Field(
@@ -169,11 +175,10 @@ struct FormCollector {
         return SpooledForm(fields: decoded, files: files, charset: formCharset)
     }
 
-    /// Removes every file spooled so far (from the store too) and gives back what the form took from the shared
-    /// disk budget.
+    /// Removes every file spooled so far: those in the spool folder (whose owners give back their share of the disk
+    /// budget) and those in another store.
     func discard() async {
         for file in files { file.remove() }
-        spooler.diskBudget?.release(budgetHeld)
         let stored = files.compactMap(\.storedObject)
         guard let store = spooler.store, !stored.isEmpty else { return }
         let logger = spooler.logger
@@ -190,98 +195,37 @@ struct FormCollector {
         }
     }
 
-    /// Streams a file part into the spooler's store (or to memory, under the memory threshold), hashing it on the
-    /// way; aborts the file in the store when anything fails.
-    private mutating func storeFile<Base>(
-        _ part: MultipartParts<Base>.Part, head: MultipartParser.PartHead, in store: any MultipartFileStore,
-        isolation actor: isolated (any Actor)?
-    ) async throws {
-        var digest = spooler.digest?.init()
-        var inMemory: [UInt8] = []
-        var writer: (any MultipartStoreWriter)?
-        var count: Int64 = 0
-        let file = MultipartStoreFile(
-            name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
-            partIndex: head.index)
-        do {
-            var body = part.body.makeAsyncIterator()
-            while let chunk = try await body.next(isolation: actor) {
-                count += Int64(chunk.count)
-                digest?.update(chunk)
-                if writer == nil {
-                    if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
-                        inMemory += chunk
-                        continue
-                    }
-                    try checkStored(adding: inMemory.count + chunk.count, head)
-                    writer = try await begin(file, in: store, head)
-                    if !inMemory.isEmpty { try await append(inMemory[...], to: writer!, head) }
-                    inMemory = []
-                } else {
-                    try checkStored(adding: chunk.count, head)
-                }
-                try await append(chunk, to: writer!, head)
-            }
-            if writer == nil && limits.memoryThreshold == 0 { writer = try await begin(file, in: store, head) }
-        } catch {
-            if let writer { await Self.uncancelled { await writer.abort() } }
-            throw error
-        }
-        let hash = digest.map { digest in
-            var digest = digest
-            return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
-        }
-        let storage: SpooledFile.Storage
-        if let writer {
-            do {
-                watchdog?.pause()
-                defer { watchdog?.resume() }
-                storage = .stored(try await writer.finish(byteCount: count, digest: hash))
-            } catch {
-                await Self.uncancelled { await writer.abort() }
-                throw storeFailure(error, "finishing", head)
-            }
-        } else {
-            memoryBytes += count
-            storage = .memory(inMemory)
-        }
-        files.append(
-            SpooledFile(
-                name: head.name, filename: file.filename, safeFilename: ContentDisposition.safeBaseName(file.filename),
-                contentType: head.contentType, byteCount: count, digest: hash, partIndex: head.index,
-                storage: storage))
-    }
-
-    private func begin(
-        _ file: MultipartStoreFile, in store: any MultipartFileStore, _ head: MultipartParser.PartHead
-    ) async throws -> any MultipartStoreWriter {
+    /// Begins the file in the store and a writer into it that continues `digest`.
+    private nonisolated(nonsending) func begin(
+        _ file: MultipartStoreFile, in store: any MultipartFileStore, digest: consuming (any SpoolDigest)?,
+        _ head: MultipartParser.PartHead
+    ) async throws -> HashingStoreWriter {
         watchdog?.pause()  // the store's wait is not the client's
         defer { watchdog?.resume() }
         do {
-            return try await store.begin(file)
+            return HashingStoreWriter(try await store.begin(file), digest: digest, watchdog: watchdog)
         } catch {
             throw storeFailure(error, "beginning", head)
         }
     }
 
-    private func append(
-        _ bytes: ArraySlice<UInt8>, to writer: any MultipartStoreWriter, _ head: MultipartParser.PartHead
-    ) async throws {
-        watchdog?.pause()
-        defer { watchdog?.resume() }
-        do {
-            try await writer.append(bytes)
-        } catch {
-            throw storeFailure(error, "storing", head)
-        }
+    private static func finalize(_ digest: any SpoolDigest) -> SpooledFile.Digest {
+        var digest = digest
+        return SpooledFile.Digest(algorithm: type(of: digest).algorithm, bytes: digest.finalize())
+    }
+
+    /// Aborts a file in the store, in a task of its own: a cancelled request still cleans up.
+    private static func abort(_ writer: any MultipartStoreWriter) async {
+        await uncancelled { await writer.abort() }
     }
 
     /// Counts bytes stored against ``MultipartSpooler/Limits/maxDiskBytes``.
     private mutating func checkStored(adding count: Int, _ head: MultipartParser.PartHead) throws {
-        guard diskBytes + Int64(count) <= limits.maxDiskBytes else {
-            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files stored", head)
+        guard storedBytes + Int64(count) <= limits.maxDiskBytes else {
+            let what = spooler.store == nil ? "bytes of files on disk" : "bytes of files stored"
+            throw breach("maxDiskBytes", limits.maxDiskBytes, what, head)
         }
-        diskBytes += Int64(count)
+        storedBytes += Int64(count)
     }
 
     /// A store's failure as the spooler reports it: ``MultipartError/Code/writeFailed`` with the store's error as
@@ -296,53 +240,6 @@ struct FormCollector {
     /// Runs `work` in a task of its own and waits for it: cleanup that a cancelled request must still finish.
     private static func uncancelled(_ work: @escaping @Sendable () async -> Void) async {
         await Task.detached(operation: work).value
-    }
-
-    private func createFile(for head: MultipartParser.PartHead) throws -> TemporaryFile {
-        do {
-            return try TemporaryFile(inDirectory: spooler.directory, prefix: SpoolFileName.prefix)
-        } catch {
-            throw MultipartError(
-                code: .writeFailed,
-                message: "cannot create a file in the spool folder \(spooler.directory) for \(describe(head))",
-                partIndex: head.index, cause: error)
-        }
-    }
-
-    private mutating func write(
-        _ bytes: ArraySlice<UInt8>, to writer: inout SpoolWriter, _ head: MultipartParser.PartHead,
-        isolation actor: isolated (any Actor)?
-    ) async throws {
-        try checkDisk(adding: bytes.count, head)
-        do {
-            try await writer.append(bytes, isolation: actor)
-        } catch {
-            throw writeFailure(error, writer.file, head)
-        }
-        diskBytes += Int64(bytes.count)
-    }
-
-    private mutating func checkDisk(adding count: Int, _ head: MultipartParser.PartHead) throws {
-        guard diskBytes + Int64(count) <= limits.maxDiskBytes else {
-            throw breach("maxDiskBytes", limits.maxDiskBytes, "bytes of files on disk", head)
-        }
-        guard let budget = spooler.diskBudget else { return }
-        guard budget.reserve(Int64(count)) else {
-            throw MultipartError(
-                code: .insufficientStorage,
-                message: "\(describe(head)) needs more disk than the spooler's shared budget has left "
-                    + "(\(budget.usedBytes) of \(budget.bytes) bytes held by uploads in progress)",
-                partIndex: head.index)
-        }
-        budgetHeld += Int64(count)
-    }
-
-    private func writeFailure(_ error: any Error, _ file: TemporaryFile, _ head: MultipartParser.PartHead)
-        -> MultipartError
-    {
-        MultipartError(
-            code: .writeFailed, message: "writing \(describe(head)) to \(file.path) failed", partIndex: head.index,
-            cause: error)
     }
 
     private func breach(_ limit: String, _ value: Int64, _ what: String, _ head: MultipartParser.PartHead)

@@ -29,7 +29,11 @@ public protocol MultipartFileStore: Sendable {
 public protocol MultipartStoreWriter: Sendable {
     /// Takes the file's next bytes, returning once the store can take more: the spooler reads no further until
     /// then, so that a slow store slows the client rather than filling memory.
-    func append(_ bytes: ArraySlice<UInt8>) async throws
+    ///
+    /// Called on the spooler's executor, once per slice of a batch of about 1 MiB. A writer declared
+    /// `nonisolated(nonsending)` runs there, with no hop (the spool folder's does: its `write(2)` into the page cache
+    /// takes microseconds); a plain `async` one runs on the global executor, and an actor's on the actor.
+    nonisolated(nonsending) func append(_ bytes: ArraySlice<UInt8>) async throws
 
     /// Ends the file: every byte was appended (`byteCount` in all; `digest` when the spooler has a
     /// ``SpoolDigest``). Returns the finished object.

@@ -80,6 +80,11 @@ public struct MultipartSpooler: Sendable {
         self.logger = logger
     }
 
+    /// Where the files go: ``store``, or the spool folder as a store of its own.
+    var fileStore: any MultipartFileStore {
+        store ?? SpoolFolderStore(directory: directory, budget: diskBudget)
+    }
+
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy
     /// of the form (or of a ``SpooledFile``) goes away; prefer
     /// ``withSpooledForm(_:contentType:contentEncoding:isolation:_:)``, which removes them at a point you can see.

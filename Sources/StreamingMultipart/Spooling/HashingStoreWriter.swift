@@ -1,0 +1,121 @@
+/// Streams one file part into its ``MultipartStoreWriter`` and hashes it, the two overlapped, whatever the store: the
+/// spool folder, S3, a store of the caller's. Bytes are gathered into batches of about 1 MiB; each batch is handed to
+/// the store, then hashed by a task of its own, which goes on while this one gathers and stores the next batch. The
+/// hash of batch N is awaited only once batch N + 1 is stored, since batch N + 1's hash continues from it.
+///
+/// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
+/// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
+/// two batches of slices of the source's chunks. A hashing task left behind by a failed store ends by itself within
+/// one batch: it only reads the slices it was given.
+///
+/// Every call into the store runs with the body's watchdog paused: the store's wait is not the client's.
+struct HashingStoreWriter: ~Copyable {
+    /// Where the digest stands.
+    enum Hashing {
+        /// No digest was asked for.
+        case off
+        /// The digest of every byte stored so far.
+        case done(any SpoolDigest)
+        /// A task hashing the last batch stored, which ends with the digest of every byte stored so far.
+        case running(Task<any SpoolDigest, Never>)
+    }
+
+    /// The store's writer, which the caller aborts when anything fails.
+    let store: any MultipartStoreWriter
+    private let watchdog: BodyWatchdog?
+    private var hashing: Hashing
+    private var pending: [ArraySlice<UInt8>] = []
+    private var pendingBytes = 0
+    /// Bytes at the head of `pending` that the digest already holds.
+    private var alreadyHashed = 0
+
+    /// Bytes gathered before a batch is stored.
+    static let batchBytes = 1 << 20
+    /// Slices gathered before a batch is stored (tiny chunks from a slow client).
+    static let batchSlices = 256
+    /// The smallest batch worth another thread: below it the bytes are hashed here.
+    static let overlapMinimum = 256 << 10
+
+    /// A writer into `store`, continuing `digest`.
+    init(_ store: any MultipartStoreWriter, digest: consuming (any SpoolDigest)?, watchdog: BodyWatchdog?) {
+        self.store = store
+        self.watchdog = watchdog
+        hashing = digest.map { .done($0) } ?? .off
+    }
+
+    /// Adds the bytes the digest already holds, first of all: those kept in memory before the part outgrew the
+    /// memory threshold. A full batch is stored now.
+    ///
+    /// - Throws: what the store's ``MultipartStoreWriter/append(_:)`` throws.
+    nonisolated(nonsending) mutating func append(hashed bytes: [UInt8]) async throws {
+        precondition(pending.isEmpty && alreadyHashed == 0, "hashed bytes come first, once")
+        guard !bytes.isEmpty else { return }
+        alreadyHashed = bytes.count
+        try await append(bytes[...])
+    }
+
+    /// Adds the part's next bytes; a full batch is stored (and hashed) now.
+    ///
+    /// - Throws: what the store's ``MultipartStoreWriter/append(_:)`` throws.
+    nonisolated(nonsending) mutating func append(_ bytes: ArraySlice<UInt8>) async throws {
+        guard !bytes.isEmpty else { return }
+        pending.append(bytes)
+        pendingBytes += bytes.count
+        if pendingBytes >= Self.batchBytes || pending.count >= Self.batchSlices { try await flush() }
+    }
+
+    /// Stores what is gathered, and returns the digest of every byte.
+    ///
+    /// - Throws: what the store's ``MultipartStoreWriter/append(_:)`` throws.
+    nonisolated(nonsending) mutating func finish() async throws -> (any SpoolDigest)? {
+        try await flush()
+        switch hashing {
+        case .off: return nil
+        case .done(let digest): return digest
+        case .running(let task): return await task.value
+        }
+    }
+
+    /// Runs one call into the store with the body's watchdog paused.
+    nonisolated(nonsending) func paused<Result>(_ work: () async throws -> Result) async rethrows -> Result {
+        watchdog?.pause()
+        defer { watchdog?.resume() }
+        return try await work()
+    }
+
+    private nonisolated(nonsending) mutating func flush() async throws {
+        guard !pending.isEmpty else { return }
+        var batch = pending
+        let overlaps = pendingBytes - alreadyHashed >= Self.overlapMinimum
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+        let store = store
+        try await paused {  // while the previous batch is still being hashed
+            for bytes in batch { try await store.append(bytes) }
+        }
+        if alreadyHashed > 0 {
+            batch.removeFirst()  // the bytes kept in memory, hashed as they came
+            alreadyHashed = 0
+        }
+        var digest: any SpoolDigest
+        switch hashing {
+        case .off: return
+        case .done(let done): digest = done
+        case .running(let task): digest = await task.value
+        }
+        if overlaps {
+            // Detached: off the caller's actor (the main actor, say), so that it hashes beside the next stores.
+            let start = digest
+            hashing = .running(Task.detached(priority: Task.currentPriority) { Self.hash(batch, into: start) })
+        } else {
+            for bytes in batch { digest.update(bytes) }
+            hashing = .done(digest)
+        }
+    }
+
+    private static func hash(_ batch: [ArraySlice<UInt8>], into digest: any SpoolDigest) -> any SpoolDigest {
+        var digest = digest
+        for bytes in batch { digest.update(bytes) }
+        return digest
+    }
+}
