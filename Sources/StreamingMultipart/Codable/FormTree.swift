@@ -82,6 +82,15 @@ struct FormLeaves {
         texts.append("")
     }
 
+    /// The bytes the text value at `position` was sent as.
+    func bytes(at position: Int) -> [UInt8] { bytesAsSent[position] ?? Array(texts[position].utf8) }
+
+    /// Gives the text value at `position` its text read in another charset.
+    mutating func replaceText(at position: Int, with text: String, bytesAsSent bytes: [UInt8]?) {
+        texts[position] = text
+        bytesAsSent[position] = bytes
+    }
+
     private mutating func add(_ name: String) {
         if texts.isEmpty {
             firstName = name
@@ -287,9 +296,29 @@ struct FormTreeBuilder {
     /// Adds a text value at `place`.
     ///
     /// - Throws: ``MultipartError/Code/limitExceeded`` when the list there is full.
-    mutating func add(text: consuming String, bytesAsSent: [UInt8]?, at place: Place, partIndex: Int) throws {
+    /// - Returns: where the value is, to read it again in another charset.
+    @discardableResult
+    mutating func add(text: consuming String, bytesAsSent: [UInt8]?, at place: Place, partIndex: Int) throws
+        -> TextAddress
+    {
         try checkRoom(for: place, partIndex: partIndex)
+        let address = TextAddress(node: place.node, position: nodes[place.node].leaves.count)
         nodes[place.node].leaves.append(text: text, bytesAsSent: bytesAsSent, name: place.name)
+        return address
+    }
+
+    /// Where a text value is in the tree being built.
+    struct TextAddress {
+        fileprivate let node: Int
+        fileprivate let position: Int
+    }
+
+    /// The bytes the text value at `address` was sent as.
+    func bytes(at address: TextAddress) -> [UInt8] { nodes[address.node].leaves.bytes(at: address.position) }
+
+    /// Gives the text value at `address` its text read in another charset.
+    mutating func replaceText(at address: TextAddress, with text: String, bytesAsSent: [UInt8]?) {
+        nodes[address.node].leaves.replaceText(at: address.position, with: text, bytesAsSent: bytesAsSent)
     }
 
     /// Adds a file at `place`.

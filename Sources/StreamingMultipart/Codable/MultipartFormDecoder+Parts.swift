@@ -82,6 +82,11 @@ struct FormFieldCollector {
     private var slice: ArraySlice<UInt8> = []
     private var value: [UInt8] = []
     private var gathers = false
+    /// The value of the form's first `_charset_` field, once it came.
+    private var formCharset: String?
+    /// The fields without a charset of their own read (as UTF-8) before `_charset_` came: read again in its charset
+    /// when it is not UTF-8, so that the rule is the spooler's (``FieldCharset``), wherever `_charset_` stands.
+    private var readBeforeFormCharset: [(address: FormTreeBuilder.TextAddress, partIndex: Int, name: String)] = []
 
     @usableFromInline
     init(maxMemoryBytes: Int, decoder: MultipartFormDecoder) {
@@ -179,14 +184,33 @@ struct FormFieldCollector {
         self.place = nil
         var bytes: ArraySlice<UInt8> = []
         if gathers { bytes = value[...] } else { swap(&bytes, &slice) }
+        if formCharset == nil && place.name == FieldCharset.formCharsetField {
+            formCharset = String(decodingUTF8: bytes.span)
+            try readAgainInFormCharset()
+        }
+        let charset = FieldCharset.ofPart(contentType: contentType) ?? formCharset
         let text =
-            if let contentType, let charset = (try? ContentType(parsing: contentType))?.charset {
-                try FieldCharset.decode(Array(bytes), charset: charset, partIndex: partIndex, name: place.name)
-            } else {
+            if FieldCharset.isUTF8(charset) {
                 String(decodingUTF8: bytes.span)
+            } else {
+                try FieldCharset.decode(Array(bytes), charset: charset, partIndex: partIndex, name: place.name)
             }
         let bytesAsSent = text.utf8Equals(bytes.span) ? nil : Array(bytes)
-        try builder.add(text: text, bytesAsSent: bytesAsSent, at: place, partIndex: partIndex)
+        let address = try builder.add(text: text, bytesAsSent: bytesAsSent, at: place, partIndex: partIndex)
+        if charset == nil { readBeforeFormCharset.append((address, partIndex, place.name)) }
+    }
+
+    /// Reads the fields that came before `_charset_` (just come) again in its charset, when it is not UTF-8.
+    ///
+    /// - Throws: ``MultipartError/Code/unsupportedCharset``.
+    private mutating func readAgainInFormCharset() throws {
+        defer { readBeforeFormCharset = [] }
+        guard let formCharset, !FieldCharset.isUTF8(formCharset) else { return }
+        for (address, partIndex, name) in readBeforeFormCharset {
+            let bytes = builder.bytes(at: address)
+            let text = try FieldCharset.decode(bytes, charset: formCharset, partIndex: partIndex, name: name)
+            builder.replaceText(at: address, with: text, bytesAsSent: Array(text.utf8) == bytes ? nil : bytes)
+        }
     }
 
     /// The value the fields collected hold.
