@@ -316,6 +316,9 @@ struct FormTreeBuilder {
     /// The bytes the text value at `address` was sent as.
     func bytes(at address: TextAddress) -> [UInt8] { nodes[address.node].leaves.bytes(at: address.position) }
 
+    /// The name the text value at `address` was sent with.
+    func name(at address: TextAddress) -> String { nodes[address.node].leaves.name(at: address.position) }
+
     /// Gives the text value at `address` its text read in another charset.
     mutating func replaceText(at address: TextAddress, with text: String, bytesAsSent: [UInt8]?) {
         nodes[address.node].leaves.replaceText(at: address.position, with: text, bytesAsSent: bytesAsSent)

@@ -86,7 +86,7 @@ struct FormFieldCollector {
     private var formCharset: String?
     /// The fields without a charset of their own read (as UTF-8) before `_charset_` came: read again in its charset
     /// when it is not UTF-8, so that the rule is the spooler's (``FieldCharset``), wherever `_charset_` stands.
-    private var readBeforeFormCharset: [(address: FormTreeBuilder.TextAddress, partIndex: Int, name: String)] = []
+    private var readBeforeFormCharset: [(address: FormTreeBuilder.TextAddress, partIndex: Int)] = []
 
     @usableFromInline
     init(maxMemoryBytes: Int, decoder: MultipartFormDecoder) {
@@ -197,7 +197,7 @@ struct FormFieldCollector {
             }
         let bytesAsSent = text.utf8Equals(bytes.span) ? nil : Array(bytes)
         let address = try builder.add(text: text, bytesAsSent: bytesAsSent, at: place, partIndex: partIndex)
-        if charset == nil { readBeforeFormCharset.append((address, partIndex, place.name)) }
+        if charset == nil { readBeforeFormCharset.append((address, partIndex)) }
     }
 
     /// Reads the fields that came before `_charset_` (just come) again in its charset, when it is not UTF-8.
@@ -206,9 +206,10 @@ struct FormFieldCollector {
     private mutating func readAgainInFormCharset() throws {
         defer { readBeforeFormCharset = [] }
         guard let formCharset, !FieldCharset.isUTF8(formCharset) else { return }
-        for (address, partIndex, name) in readBeforeFormCharset {
+        for (address, partIndex) in readBeforeFormCharset {
             let bytes = builder.bytes(at: address)
-            let text = try FieldCharset.decode(bytes, charset: formCharset, partIndex: partIndex, name: name)
+            let text = try FieldCharset.decode(
+                bytes, charset: formCharset, partIndex: partIndex, name: builder.name(at: address))
             builder.replaceText(at: address, with: text, bytesAsSent: Array(text.utf8) == bytes ? nil : bytes)
         }
     }
