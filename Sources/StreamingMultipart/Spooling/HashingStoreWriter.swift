@@ -1,7 +1,8 @@
 /// Streams one file part into its ``MultipartStoreWriter`` and hashes it, the two overlapped, whatever the store: the
-/// spool folder, S3, a store of the caller's. Bytes are gathered into batches of about 1 MiB; each batch is handed to
-/// the store, then hashed by a task of its own, which goes on while this one gathers and stores the next batch. The
-/// hash of batch N is awaited only once batch N + 1 is stored, since batch N + 1's hash continues from it.
+/// spool folder, S3, a store of the caller's. Bytes are gathered into batches (about 1 MiB for the spool folder; a
+/// chunk for any other store, see ``batchBytes``); each batch is handed to the store, then hashed by a task of its own
+/// when it is at least ``overlapMinimum``, which goes on while this one gathers and stores the next batch. The hash of
+/// batch N is awaited only once batch N + 1 is stored, since batch N + 1's hash continues from it.
 ///
 /// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
 /// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
@@ -29,8 +30,12 @@ struct HashingStoreWriter: ~Copyable {
     /// Bytes at the head of `pending` that the digest already holds.
     private var alreadyHashed = 0
 
-    /// Bytes gathered before a batch is stored.
-    static let batchBytes = 1 << 20
+    /// Bytes gathered before a batch is stored: ``folderBatchBytes`` for the spool folder; 0 for any other store, which
+    /// gets each chunk as it comes, since a store that gathers bytes (S3's parts) counts them against its own memory
+    /// budget, and a batch held here would be memory no budget sees (50 slow uploads, 50 MiB).
+    let batchBytes: Int
+    /// The spool folder's batch: one `write(2)` run per MiB, hashed beside the next.
+    static let folderBatchBytes = 1 << 20
     /// Slices gathered before a batch is stored (tiny chunks from a slow client).
     static let batchSlices = 256
     /// The smallest batch worth another thread: below it the bytes are hashed here.
@@ -40,6 +45,7 @@ struct HashingStoreWriter: ~Copyable {
     init(_ store: any MultipartStoreWriter, digest: consuming (any SpoolDigest)?, watchdog: BodyWatchdog?) {
         self.store = store
         self.watchdog = watchdog
+        batchBytes = store is SpoolFolderWriter ? Self.folderBatchBytes : 0
         hashing = digest.map { .done($0) } ?? .off
     }
 
@@ -61,7 +67,7 @@ struct HashingStoreWriter: ~Copyable {
         guard !bytes.isEmpty else { return }
         pending.append(bytes)
         pendingBytes += bytes.count
-        if pendingBytes >= Self.batchBytes || pending.count >= Self.batchSlices { try await flush() }
+        if pendingBytes >= batchBytes || pending.count >= Self.batchSlices { try await flush() }
     }
 
     /// Stores what is gathered, and returns the digest of every byte.
