@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -9,13 +10,19 @@ import NIOHTTP1
 struct S3Client: Sendable {
     let configuration: S3Store.Configuration
     let http: HTTPClient
-    /// One signer for the client's requests, so that they share its signing key of the day.
+    /// One signer for the client's requests, so that they share its signing key of the day; each request signs
+    /// with the credentials ``credentials`` holds then.
     let signer: SigV4Signer
+    /// The credentials, kept and renewed before they expire, one renewal for all requests.
+    let credentials: CredentialCache
 
-    init(configuration: S3Store.Configuration, http: HTTPClient) {
+    init(configuration: S3Store.Configuration, http: HTTPClient, logger: Logger) {
         self.configuration = configuration
         self.http = http
-        signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
+        credentials = CredentialCache(
+            provider: configuration.credentials, fetcher: CredentialFetcher(http: http), logger: logger)
+        signer = SigV4Signer(
+            credentials: S3Credentials(accessKeyID: "", secretAccessKey: ""), region: configuration.region)
     }
 
     /// An answer S3 gave with a 2xx status.
@@ -99,7 +106,8 @@ struct S3Client: Sendable {
     /// Sends one signed request for `key` (nil for the bucket itself) and returns S3's answer.
     ///
     /// - Throws: ``S3Error/Code/service`` with S3's code, message, status and request id for an answer outside
-    ///   2xx; ``S3Error/Code/transport`` when the connection fails; `CancellationError`.
+    ///   2xx; ``S3Error/Code/transport`` when the connection fails; ``S3Error/Code/missingCredentials`` when no
+    ///   credentials could be had; `CancellationError`.
     func send(
         _ method: HTTPMethod, key: String?, query: [(name: String, value: String)] = [],
         headers: [(name: String, value: String)] = [], body: Body = .empty, payloadHash: String? = nil
@@ -107,8 +115,9 @@ struct S3Client: Sendable {
         let (url, path, host) = location(of: key)
         var request = SigV4Signer.Request(
             method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers)
-        signer.sign(
-            &request, payloadHash: payloadHash ?? body.hexSHA256, date: Date())
+        var signer = signer
+        signer.credentials = try await credentials.current()
+        signer.sign(&request, payloadHash: payloadHash ?? body.hexSHA256, date: Date())
 
         let encodedQuery = query.map {
             SigV4Signer.encode($0.name, keepingSlash: false) + "=" + SigV4Signer.encode($0.value, keepingSlash: false)

@@ -1,7 +1,8 @@
 public import Foundation
 
-/// The keys an S3 request is signed with: an access key, its secret, and the session token of temporary
-/// credentials (STS), if any.
+/// The keys an S3 request is signed with: an access key, its secret, the session token of temporary
+/// credentials (STS), if any, and when they expire. An ``S3CredentialProvider`` fetches them, and again before
+/// they expire.
 ///
 /// ```swift
 /// let credentials = try S3Credentials.environment()   // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, …
@@ -12,11 +13,14 @@ public struct S3Credentials: Sendable, Hashable {
     public var secretAccessKey: String
     /// Sent as `x-amz-security-token`, and signed, when set.
     public var sessionToken: String?
+    /// When temporary credentials stop being accepted; nil for keys that do not expire.
+    public var expiration: Date?
 
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, expiration: Date? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
+        self.expiration = expiration
     }
 
     /// The credentials in `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` (optional).

@@ -8,7 +8,7 @@ extension S3Store {
     /// ```swift
     /// var configuration = try S3Store.Configuration(
     ///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
-    ///     region: "us-east-1", credentials: .environment())
+    ///     region: "us-east-1", credentials: .default())
     /// configuration.partSize = 16 << 20
     /// configuration.concurrency = 4
     /// ```
@@ -30,7 +30,9 @@ extension S3Store {
         /// The region requests are signed for; by default ``environmentRegion(_:)`` (`AWS_REGION`, else
         /// `us-east-1`, which most local engines expect).
         public var region: String
-        public var credentials: S3Credentials
+        /// Where the keys come from, and come again before they expire: ``S3CredentialProvider/default(environment:)``
+        /// for the SDKs' chain, ``S3CredentialProvider/static(_:)`` for keys in code.
+        public var credentials: S3CredentialProvider
         public var addressing: Addressing
         /// The size of each part of a multipart upload, at least 5 MiB (S3's minimum for all but the last); a file
         /// smaller than one part goes as one `PutObject`. Default 8 MiB.
@@ -77,7 +79,7 @@ extension S3Store {
         public init(
             endpoint: URL, bucket: String, prefix: String = "",
             region: String = S3Store.Configuration.environmentRegion(),
-            credentials: S3Credentials, addressing: Addressing = .path
+            credentials: S3CredentialProvider, addressing: Addressing = .path
         ) throws {
             try Self.validate(endpoint: endpoint, bucket: bucket)
             self.endpoint = endpoint

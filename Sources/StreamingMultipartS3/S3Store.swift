@@ -12,7 +12,7 @@ public import StreamingMultipart
 /// ```swift
 /// let store = try S3Store(configuration: S3Store.Configuration(
 ///     endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
-///     credentials: .environment()))
+///     credentials: .default()))
 /// let spooler = MultipartSpooler(store: store, digest: SHA256Digest.self)
 /// let form = try await spooler.spool(request.body, contentType: contentType)
 /// for file in form.files { print(file.storedObject?.key ?? "", file.digest?.hex ?? "") }
@@ -45,7 +45,15 @@ public struct S3Store: MultipartFileStore {
         try configuration.validate()
         self.configuration = configuration
         self.logger = logger
-        client = S3Client(configuration: configuration, http: httpClient)
+        client = S3Client(configuration: configuration, http: httpClient, logger: logger)
+    }
+
+    /// The credentials the next request signs with, fetched from ``S3Store/Configuration/credentials`` if none are
+    /// kept or they are due: a server calls it at start to fail there rather than at its first upload.
+    ///
+    /// - Throws: ``S3Error/Code/missingCredentials`` saying which provider failed and why.
+    public func credentials() async throws -> S3Credentials {
+        try await client.credentials.current()
     }
 
     /// Starts a file's upload.

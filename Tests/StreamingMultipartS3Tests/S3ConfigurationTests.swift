@@ -11,7 +11,7 @@ import Testing
     func configuration(_ addressing: S3Store.Configuration.Addressing = .path) throws -> S3Store.Configuration {
         try S3Store.Configuration(
             endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads", prefix: "forms/",
-            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"), addressing: addressing)
+            credentials: .static(S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret")), addressing: addressing)
     }
 
     @Test func partsGrowSoThatAFileOfUnknownLengthNeverRunsOutOfParts() throws {
@@ -36,7 +36,7 @@ import Testing
         // The configuration's default is the process's own.
         let configuration = try S3Store.Configuration(
             endpoint: URL(string: "http://127.0.0.1:7480")!, bucket: "uploads",
-            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"))
+            credentials: .static(S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret")))
         #expect(configuration.region == S3Store.Configuration.environmentRegion())
     }
 
@@ -50,7 +50,7 @@ import Testing
         #expect(throws: S3Error.self) {
             try S3Store.Configuration(
                 endpoint: URL(string: "ftp://x")!, bucket: "b",
-                credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "s"))
+                credentials: .static(S3Credentials(accessKeyID: "a", secretAccessKey: "s")))
         }
         do {
             _ = try S3Store(configuration: configuration)
@@ -87,10 +87,10 @@ import Testing
         moved.key = { "chosen/\($0.name)" }
         #expect(moved.objectKey(for: file) == "chosen/photo")
 
-        let path = S3Client(configuration: configuration, http: .shared).location(of: "forms/a b+é")
+        let path = S3Client(configuration: configuration, http: .shared, logger: .disabled).location(of: "forms/a b+é")
         #expect(path.url == "http://127.0.0.1:7480/uploads/forms/a%20b%2B%C3%A9")
         #expect(path.path == "/uploads/forms/a b+é" && path.host == "127.0.0.1:7480")
-        let hosted = S3Client(configuration: try self.configuration(.virtualHosted), http: .shared)
+        let hosted = S3Client(configuration: try self.configuration(.virtualHosted), http: .shared, logger: .disabled)
         #expect(hosted.location(of: "k").url == "http://uploads.127.0.0.1:7480/k")
         #expect(hosted.location(of: "k").host == "uploads.127.0.0.1:7480")
         #expect(hosted.location(of: nil).path == "/")

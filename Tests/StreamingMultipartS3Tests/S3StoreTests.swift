@@ -67,7 +67,7 @@ final class S3Peer: @unchecked Sendable {
 
     func configuration(bucket: String, partSize: Int = 5 << 20, concurrency: Int = 2) throws -> S3Store.Configuration {
         var configuration = try S3Store.Configuration(
-            endpoint: endpoint, bucket: bucket, prefix: "forms/", credentials: credentials)
+            endpoint: endpoint, bucket: bucket, prefix: "forms/", credentials: .static(credentials))
         configuration.partSize = partSize
         configuration.concurrency = concurrency
         configuration.retry.initialDelay = .milliseconds(10)
@@ -383,7 +383,9 @@ final class S3Peer: @unchecked Sendable {
     func aWrongSecretIsRefusedByRadosgw() async throws {
         let peer = try S3Peer.shared(.radosgw)
         var configuration = try peer.configuration(bucket: try peer.makeBucket())
-        configuration.credentials.secretAccessKey += "x"
+        var wrong = peer.credentials
+        wrong.secretAccessKey += "x"
+        configuration.credentials = .static(wrong)
         let body = try form()
         do {
             _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(

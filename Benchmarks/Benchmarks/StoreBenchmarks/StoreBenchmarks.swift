@@ -41,7 +41,7 @@ func s3Store() throws -> S3Store? {
         return nil
     }
     let configuration = try S3Store.Configuration(
-        endpoint: endpoint, bucket: bucket, prefix: "bench/", credentials: try S3Credentials.environment())
+        endpoint: endpoint, bucket: bucket, prefix: "bench/", credentials: .static(try S3Credentials.environment()))
     return try S3Store(configuration: configuration)
 }
 

@@ -68,7 +68,7 @@ if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
     do {
         var configuration = try S3Store.Configuration(
             endpoint: endpoint, bucket: bucket, prefix: prefix, region: options.s3Region,
-            credentials: .environment())
+            credentials: .default())
         configuration.partSize = options.s3PartSize
         configuration.concurrency = options.s3Concurrency
         configuration.memoryBudget = memoryBudget
@@ -93,6 +93,14 @@ if options.store == nil {
 }
 // Multipart uploads a killed run left open in the bucket (a running server aborts its own failed uploads).
 if let s3Store {
+    do {
+        // No credentials is a deployment's mistake: said at start, not at the first upload.
+        let credentials = try await s3Store.credentials()
+        logger.info("signing S3 requests as \(credentials.accessKeyID) (\(s3Store.configuration.credentials))")
+    } catch {
+        FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
+        exit(1)
+    }
     do {
         let aborted = try await s3Store.abortStaleUploads(olderThan: .milliseconds(Int64(options.s3StaleAfter * 1000)))
         logger.info("aborted \(aborted) multipart uploads an earlier run left open in the bucket")

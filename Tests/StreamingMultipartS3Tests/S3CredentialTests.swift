@@ -1,0 +1,397 @@
+import AsyncHTTPClient
+import Foundation
+import InMemoryLogging
+import Logging
+import MultipartTestSupport
+import NIOConcurrencyHelpers
+import NIOCore
+import StreamingMultipart
+import Testing
+
+@testable import StreamingMultipartS3
+
+/// Tests/Peers/credential_peers.py: the container endpoint and IMDSv2 on 127.0.0.1, each answer a new key that moto's
+/// IAM deletes when it expires, before a moto that checks every request's signature and takes STS's
+/// AssumeRoleWithWebIdentity. Started once per test process; each test counts its own requests under an id.
+final class CredentialPeers: @unchecked Sendable {
+    static let available = Peers.python3(with: ["moto.server", "boto3"]) != nil
+    static let started: CredentialPeers? = try? CredentialPeers()
+
+    static func shared() throws -> CredentialPeers { try #require(started, "credential_peers.py did not start") }
+
+    let script: PeerUploadServer
+    let s3: URL
+    let creds: String
+    let bucket: String
+    let role: String
+
+    private init() throws {
+        script = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "credential_peers.py", arguments: [],
+            portFirst: false, quiet: true)
+        let started = try #require(
+            try JSONSerialization.jsonObject(with: Data(script.firstLine.utf8)) as? [String: String])
+        s3 = try #require(URL(string: started["s3"] ?? ""))
+        creds = try #require(started["creds"])
+        bucket = try #require(started["bucket"])
+        role = try #require(started["role"])
+    }
+
+    /// A new id for a test's requests, and the endpoints' base for keys that live `lifetime` seconds.
+    func base(lifetime: Int = 3600) -> (id: String, url: String) {
+        let id = "t" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return (id, "\(creds)/\(id)/\(lifetime)")
+    }
+
+    func json(_ path: String) async throws -> [String: Int] {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: creds + path), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Int])
+    }
+
+    /// What the test `id`'s requests did: `container`, `imds-token`, `imds`, `refused`, `issued`, `revoked`.
+    func stats(_ id: String) async throws -> [String: Int] { try await json("/stats/\(id)") }
+
+    func size(of key: String) async throws -> Int? { try await json("/object/\(bucket)/\(key)")["size"] }
+
+    func store(_ provider: S3CredentialProvider, partSize: Int = 5 << 20) throws -> S3Store {
+        var configuration = try S3Store.Configuration(
+            endpoint: s3, bucket: bucket, prefix: "creds/", region: "us-east-1", credentials: provider)
+        configuration.partSize = partSize
+        configuration.retry.initialDelay = .milliseconds(10)
+        return try S3Store(configuration: configuration)
+    }
+
+    /// A form of one file of `bytes` spooled into the bucket through `store`, at once or (`trickled`) 1 MiB every
+    /// 600 ms (24 s for 40 MiB): the file's key, its object read back by size.
+    func upload(_ bytes: [UInt8], through store: S3Store, trickled: Bool = false) async throws -> String {
+        var form = MultipartBody()
+        try form.append(.data(Data(bytes), name: "file", filename: "f.bin"))
+        let body = try form.bytes()
+        let chunks =
+            trickled
+            ? AsyncStream { continuation in
+                Task {
+                    for start in stride(from: 0, to: body.count, by: 1 << 20) {
+                        continuation.yield(Array(body[start..<min(start + (1 << 20), body.count)]))
+                        try? await Task.sleep(for: .milliseconds(600))
+                    }
+                    continuation.finish()
+                }
+            } : chunkStream(body, size: 64 << 10)
+        let spooled = try await MultipartSpooler(store: store, limits: .untimed).spool(
+            chunks, contentType: form.contentType)
+        let key = try #require(spooled.files.first?.storedObject?.key)
+        #expect(try await size(of: key) == bytes.count, "the object as stored")
+        return key
+    }
+}
+
+/// Credentials that come from somewhere and come again: each provider against a real endpoint on 127.0.0.1, the
+/// chain's order, renewal shared by concurrent requests, and keys that expire while an upload is under way.
+@Suite(.enabled(if: CredentialPeers.available, "needs moto[server] and boto3 (pip): the endpoints and the S3 behind"))
+struct S3CredentialTests {
+    let small: [UInt8] = Array(repeating: 0x61, count: 1000)
+
+    @Test func containerKeysSignUploadsThatMotoChecks() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let tokenFile = try TemporaryFolder()
+        defer { tokenFile.remove() }
+        try Data("container-token\n".utf8).write(to: tokenFile.url.appendingPathComponent("token"))
+        for environment in [
+            [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+            ],
+            [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": tokenFile.url.appendingPathComponent("token").path,
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "a token the file overrides",
+            ],
+        ] {
+            let store = try peers.store(.container(environment: environment))
+            let credentials = try await store.credentials()
+            #expect(credentials.expiration.map { $0 > Date() } == true && credentials.sessionToken == nil)
+            _ = try await peers.upload(small, through: store)
+        }
+        #expect(try await peers.stats(id)["container"] == 2)
+    }
+
+    @Test func aWrongContainerTokenIsATypedErrorWithoutTheToken() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let store = try peers.store(
+            .container(environment: [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "wrong-one",
+            ]))
+        let error = await #expect(throws: S3Error.self) { try await store.credentials() }
+        #expect(error?.code == .missingCredentials && error?.status == 401)
+        #expect(error?.message.contains("container: GET \(base)/container answered 401") == true, "\(error!)")
+        #expect(error?.message.contains("wrong-one") == false)
+        // A header that would end the request's headers never leaves.
+        let broken = try peers.store(
+            .container(environment: [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "a\r\nX: b",
+            ]))
+        await #expect(throws: S3Error.self) { try await broken.credentials() }
+        #expect(try await peers.stats(id)["refused"] == 1)
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:9/creds", true), ("http://127.1.2.3/creds", true), ("http://localhost/creds", true),
+        ("http://[::1]/creds", true), ("http://169.254.170.2/v2/credentials", true),
+        ("http://169.254.170.23/v1/credentials", true), ("http://[fd00:ec2::23]/v1/credentials", true),
+        ("https://creds.example.com/", true), ("http://creds.example.com/", false), ("http://10.0.0.1/", false),
+        ("http://127.0.0.1.example.com/", false), ("file:///etc/passwd", false),
+    ])
+    func aContainerURIGoesOverHTTPOnlyToThisMachineOrTheAgent(uri: String, allowed: Bool) throws {
+        let made = Result { try ContainerCredentials(environment: ["AWS_CONTAINER_CREDENTIALS_FULL_URI": uri]) }
+        switch made {
+        case .success(let container): #expect(allowed && container?.url == uri)
+        case .failure(let error): #expect(!allowed && "\(error)".contains("AWS_CONTAINER_CREDENTIALS_FULL_URI"))
+        }
+        let relative = try ContainerCredentials(environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/c?id=1"])
+        #expect(relative?.url == "http://169.254.170.2/v2/c?id=1")
+    }
+
+    @Test func instanceMetadataIsAskedWithASessionTokenOnly() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let store = try peers.store(.instanceMetadata(environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": base + "/"]))
+        _ = try await peers.upload(small, through: store)
+        #expect(try await peers.stats(id) == ["imds-token": 1, "imds": 1, "issued": 1])
+        #expect(InstanceMetadataCredentials(environment: ["AWS_EC2_METADATA_DISABLED": "TRUE"]) == nil)
+    }
+
+    @Test func aWebIdentityIsExchangedAtSTSForKeysMotoChecks() async throws {
+        let peers = try CredentialPeers.shared()
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tokenFile = folder.url.appendingPathComponent("token").path
+        try Data("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6dXBsb2FkcyJ9.c2ln\n".utf8)
+            .write(to: URL(fileURLWithPath: tokenFile))
+        let environment = [
+            "AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile, "AWS_ROLE_ARN": peers.role, "AWS_ROLE_SESSION_NAME": "uploads",
+            "AWS_ENDPOINT_URL_STS": peers.s3.absoluteString,
+        ]
+        let store = try peers.store(.webIdentity(environment: environment))
+        let credentials = try await store.credentials()
+        #expect(credentials.accessKeyID.hasPrefix("ASIA") && credentials.sessionToken?.isEmpty == false)
+        #expect(credentials.expiration.map { $0 > Date() } == true)
+        _ = try await peers.upload(small, through: store)
+        // Without its session token the same keys are refused: moto checks what the provider fetched.
+        var withoutToken = credentials
+        withoutToken.sessionToken = nil
+        await #expect(throws: MultipartError.self) {
+            _ = try await peers.upload(small, through: try peers.store(.static(withoutToken)))
+        }
+    }
+
+    @Test func profilesComeFromBothFilesTheCredentialsFileWinning() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let config = folder.url.appendingPathComponent("config").path
+        let credentialsFile = folder.url.appendingPathComponent("credentials").path
+        try Data(
+            """
+            # the config file
+            [default]
+            region = eu-west-3
+            aws_access_key_id = CONFIG_DEFAULT
+            aws_secret_access_key = config-secret
+            [profile uploads]
+            aws_access_key_id = CONFIG_UPLOADS
+            aws_secret_access_key = config-uploads-secret
+            aws_session_token = config-token
+            s3 =
+              max_concurrent_requests = 4
+            [profile assumed]
+            role_arn = arn:aws:iam::123456789012:role/r
+            source_profile = default
+            [sso-session corp]
+            aws_access_key_id = NOT_A_PROFILE
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        try Data(
+            """
+            ; the credentials file
+            [uploads]
+            AWS_ACCESS_KEY_ID = CREDENTIALS_UPLOADS
+            aws_secret_access_key=credentials-uploads-secret
+            [keyonly]
+            aws_access_key_id = K
+            """.utf8
+        ).write(to: URL(fileURLWithPath: credentialsFile))
+        let environment = [
+            "AWS_CONFIG_FILE": config, "AWS_SHARED_CREDENTIALS_FILE": credentialsFile, "HOME": "/nowhere",
+        ]
+        func read(_ name: String?, _ extra: [String: String] = [:]) throws -> S3Credentials? {
+            try ProfileFiles(name: name, environment: environment.merging(extra) { $1 }).credentials()
+        }
+        #expect(try read(nil) == S3Credentials(accessKeyID: "CONFIG_DEFAULT", secretAccessKey: "config-secret"))
+        #expect(
+            try read(nil, ["AWS_PROFILE": "uploads"])
+                == S3Credentials(
+                    accessKeyID: "CREDENTIALS_UPLOADS", secretAccessKey: "credentials-uploads-secret",
+                    sessionToken: "config-token"))
+        #expect(try read("corp") == nil, "an sso-session section is not a profile")
+        #expect(try read("absent") == nil)
+        #expect(throws: S3Error.self) { try read("keyonly") }
+        do {
+            _ = try read("assumed")
+            Issue.record("an assume-role profile read as keys")
+        } catch let error as S3Error {
+            #expect(
+                error.message == "profile assumed has no aws_access_key_id (it uses role_arn, which is not read here)")
+        }
+        let home = ProfileFiles(name: nil, environment: ["HOME": "/home/u", "AWS_CONFIG_FILE": "~/cfg"])
+        #expect(home.credentialsPath == "/home/u/.aws/credentials" && home.configPath == "/home/u/cfg")
+    }
+
+    @Test func theChainTakesTheFirstProviderSetUpAndStopsAtOneThatFails() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let empty = try TemporaryFolder()
+        defer { empty.remove() }
+        var environment = [
+            "HOME": empty.url.path, "AWS_EC2_METADATA_SERVICE_ENDPOINT": base + "/",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+            "AWS_ACCESS_KEY_ID": "ENVIRONMENT", "AWS_SECRET_ACCESS_KEY": "s",
+        ]
+        func first() async throws -> S3Credentials {
+            try await peers.store(.default(environment: environment)).credentials()
+        }
+        #expect(try await first().accessKeyID == "ENVIRONMENT")
+        #expect(try await peers.stats(id).isEmpty, "the environment's keys are taken before any endpoint is asked")
+        environment["AWS_ACCESS_KEY_ID"] = nil
+        #expect(try await first().accessKeyID.hasPrefix("AKIA"))
+        let asked = try await peers.stats(id)
+        #expect(asked["container"] == 1 && asked["imds"] == nil)
+        // A container endpoint that refuses stops the chain: it does not fall through to the instance's role.
+        environment["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "wrong"
+        await #expect(throws: S3Error.self) { try await first() }
+        #expect(try await peers.stats(id)["imds"] == nil)
+        // Nothing set up: one error naming each provider and why.
+        let none = ["HOME": empty.url.path, "AWS_EC2_METADATA_DISABLED": "true"]
+        let error = await #expect(throws: S3Error.self) {
+            try await peers.store(.default(environment: none)).credentials()
+        }
+        #expect(error?.code == .missingCredentials)
+        for name in ["environment", "web identity", "profile default", "container", "instance metadata"] {
+            #expect(error?.message.contains("\(name): ") == true, "\(error!)")
+        }
+    }
+
+    @Test func concurrentRequestsShareOneFetchAndOneRenewal() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base(lifetime: 40)
+        var provider = S3CredentialProvider.container(environment: [
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+        ])
+        provider.refreshBefore = 30
+        let store = try peers.store(provider)
+        func askAtOnce() async throws -> Set<String> {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<64 { group.addTask { try await store.credentials().accessKeyID } }
+                return try await group.reduce(into: []) { $0.insert($1) }
+            }
+        }
+        let first = try await askAtOnce()
+        #expect(first.count == 1)
+        #expect(try await peers.stats(id)["container"] == 1)
+        #expect(try await askAtOnce() == first, "kept while more than 30 s are left")
+        // Until they are due: 30 s before their expiration (which the endpoint writes to the second).
+        let expiration = try #require(try await store.credentials().expiration)
+        try await Task.sleep(for: .seconds(max(0, expiration.timeIntervalSinceNow - 30) + 0.3))
+        let second = try await askAtOnce()
+        #expect(second.count == 1 && second != first)
+        #expect(try await peers.stats(id)["container"] == 2)
+    }
+
+    /// Keys that live 20 s, renewed 15 s before they expire (so a request signed with one has 15 s to arrive) and
+    /// deleted from moto's IAM when they expire, while a 40 MiB file trickles in over 24 s: the upload signs with
+    /// several keys in turn, outlives the first, and completes. The same upload keeping its first key (a provider
+    /// that says it never expires) is refused once that key is deleted, so the renewal is what mended it.
+    @Test func keysThatExpireMidUploadAreRenewedAndTheUploadCompletes() async throws {
+        let peers = try CredentialPeers.shared()
+        var random = SeededGenerator(seed: 4040)
+        let bytes = random.bytes(40 << 20)
+        let environment = { (base: String) in
+            [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/container",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+            ]
+        }
+        let (id, base) = peers.base(lifetime: 20)
+        var renewing = S3CredentialProvider.container(environment: environment(base))
+        renewing.refreshBefore = 15
+        _ = try await peers.upload(bytes, through: try peers.store(renewing), trickled: true)
+        let stats = try await peers.stats(id)
+        #expect((stats["issued"] ?? 0) >= 4 && (stats["revoked"] ?? 0) >= 1, "\(stats)")
+
+        let (_, keptBase) = peers.base(lifetime: 20)
+        let once = S3CredentialProvider.container(environment: environment(keptBase))
+        let kept = S3CredentialProvider(name: "kept") {
+            var credentials = try #require(try await once.fetch(CredentialFetcher(http: .shared)))
+            credentials.expiration = nil
+            return credentials
+        }
+        do {
+            _ = try await peers.upload(bytes, through: try peers.store(kept), trickled: true)
+            Issue.record("an upload signed with a deleted key was stored")
+        } catch let error as MultipartError {
+            let cause = try #require(error.cause as? S3Error, "\(error)")
+            #expect(cause.status == 403 && cause.serviceCode == "InvalidAccessKeyId", "\(cause)")
+        }
+    }
+}
+
+/// The cache's rule when a renewal fails: kept credentials with more than a fifth of the renewal margin to live
+/// serve on (logged, and no new fetch for ten seconds); closer to their expiration the failure is thrown.
+@Suite struct CredentialCacheTests {
+    /// A provider that answers `first`, then fails every time, counting its calls.
+    final class Failing: Sendable {
+        let calls = NIOLockedValueBox(0)
+        func provider(_ first: S3Credentials, refreshBefore: TimeInterval) -> S3CredentialProvider {
+            var provider = S3CredentialProvider(name: "failing") {
+                let call = self.calls.withLockedValue { calls in
+                    calls += 1
+                    return calls
+                }
+                guard call == 1 else { throw S3Error(code: .missingCredentials, message: "the endpoint is down") }
+                return first
+            }
+            provider.refreshBefore = refreshBefore
+            return provider
+        }
+    }
+
+    @Test func keptCredentialsServeAfterAFailedRenewalOnlyWhileFarFromExpiring() async throws {
+        let logs = InMemoryLogHandler()
+        let logger = Logger(label: "s3", factory: { _ in logs })
+        // Due at once (20 s left, renewed 30 s before), but 20 s is more than 30 / 5: they serve on.
+        let far = S3Credentials(accessKeyID: "FAR", secretAccessKey: "s", expiration: Date().addingTimeInterval(20))
+        let failing = Failing()
+        let cache = CredentialCache(
+            provider: failing.provider(far, refreshBefore: 30), fetcher: CredentialFetcher(http: .shared),
+            logger: logger)
+        #expect(try await cache.current() == far)
+        #expect(try await cache.current() == far, "the renewal failed; the kept keys serve")
+        #expect(try await cache.current() == far)
+        #expect(failing.calls.withLockedValue { $0 } == 2, "no new fetch within ten seconds of a failure")
+        #expect(logs.entries.contains { "\($0.message)".contains("could not be renewed") && $0.level == .warning })
+
+        // 3 s left, under 30 / 5: a request signed now may arrive too late, so the failure is thrown.
+        let near = S3Credentials(accessKeyID: "NEAR", secretAccessKey: "s", expiration: Date().addingTimeInterval(3))
+        let nearCache = CredentialCache(
+            provider: Failing().provider(near, refreshBefore: 30), fetcher: CredentialFetcher(http: .shared),
+            logger: logger)
+        #expect(try await nearCache.current() == near)
+        await #expect(throws: S3Error.self) { try await nearCache.current() }
+    }
+}
