@@ -128,4 +128,52 @@ import Testing
         #expect(growth.ratio < 8, "\(label): 64 MB took \(growth.ratio)× the CPU time of 16 MB")
         #expect(counts.count >= 3 && counts[2] > counts[1] && counts[1] > counts[0])
     }
+
+    /// Fields in Latin-1 bytes, then `_charset_` last: every field is read as UTF-8, then once more in ISO-8859-1
+    /// when `_charset_` comes. The second reading is one pass over the fields, so the time stays linear.
+    @Test(.timeLimit(.minutes(10)))
+    func aLateCharsetReadsTheFieldsAgainInLinearTime() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
+            throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
+        }
+        let decoder = {
+            var decoder = MultipartFormDecoder()
+            decoder.limits.maxListLength = .max
+            return decoder
+        }()
+        let limits = {
+            var limits = MultipartParser.Limits.default
+            limits.maxParts = 10_000_000
+            return limits
+        }()
+        func body(megabytes: Int) -> [UInt8] {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(megabytes << 20 + 4096)
+            var index = 0
+            while bytes.count < megabytes << 20 {
+                bytes += Array(
+                    "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"k\(index % 100)\"\r\n\r\n".utf8)
+                bytes += [0x63, 0x61, 0x66, 0xE9] + Array(" \(index)\r\n".utf8)  // "café" in Latin-1
+                index += 1
+            }
+            bytes += Array("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"_charset_\"\r\n\r\n".utf8)
+            return bytes + Array("iso-8859-1\r\n--\(Self.boundary)--\r\n".utf8)
+        }
+        func run(_ megabytes: Int) async throws -> Duration {
+            let chunks = chunkStream(body(megabytes: megabytes), size: 64 << 10)
+            let executor = OneThreadExecutor()
+            defer { executor.shutdown() }
+            let (lists, time) = try await measureThreadCPUTime(on: executor) {
+                let parts = try chunks.multipartParts(
+                    contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
+                return try await decoder.decode([String: [String]].self, from: parts, maxMemoryBytes: 1 << 30)
+            }
+            #expect(lists["k7"]?.first == "café 7" && lists["_charset_"] == ["iso-8859-1"])
+            return time
+        }
+        let small = try await run(1)
+        let growth = try await linearGrowthRatio(limit: 8, medium: { try await run(16) }, large: { try await run(64) })
+        print("PartsDecodingLinearTimeTests: a late _charset_: CPU time \(small), \(growth.medium), \(growth.large)")
+        #expect(growth.ratio < 8, "a late _charset_: 64 MB took \(growth.ratio)× the CPU time of 16 MB")
+    }
 }

@@ -15,7 +15,10 @@ extension MultipartFormDecoder {
     /// spooler's name for the same budget, `MultipartSpooler.Limits.maxMemoryBytes`): each field counts its value's
     /// bytes, its name's, and 128 bytes for what holding it costs, as the spooler counts a part, so that a flood of
     /// empty fields is bounded as a large one is; a name the form has not sent before also counts 256 bytes and its
-    /// own bytes twice for its place and for each node it adds to the tree.
+    /// own bytes twice for its place and for each node it adds to the tree. The budget counts bytes as sent: a
+    /// value that is not UTF-8 is also held as text, which takes at most three times its bytes (each byte that is
+    /// not UTF-8 becomes U+FFFD, or a character of its charset), so the fields hold at most four times
+    /// `maxMemoryBytes`, with the overheads, as the spooler's do.
     ///
     /// ```swift
     /// struct Settings: Decodable { var name: String; var tags: [String]; var notify: Bool }

@@ -20,7 +20,9 @@ extension MultipartSpooler {
         /// Bytes the form keeps in memory: its fields together, and the files kept in memory under
         /// ``memoryThreshold``, each part counting its name and 128 bytes for its record beside its bytes (so that a
         /// flood of empty fields is bounded too). Default 8 MiB. A field that would pass it is an error; a file that
-        /// would pass it goes to disk instead. Go's `ReadForm(maxMemory)` bounds the same.
+        /// would pass it goes to disk instead. Go's `ReadForm(maxMemory)` bounds the same. It counts bytes as sent:
+        /// each field is also held as text (``SpooledForm/Field/value``), at most three times its bytes in a charset
+        /// other than UTF-8, so the fields hold at most four times this, with the records.
         public var maxMemoryBytes: Int64
         /// Bytes of all the form's files on disk together. Default 16 GiB.
         public var maxDiskBytes: Int64
