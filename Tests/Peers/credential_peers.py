@@ -11,6 +11,7 @@ script's own calls; then serves, on a second port, the two protocols an SDK fetc
     PUT  /ID/LIFETIME/latest/api/token                     IMDSv2's session token (needs the TTL header)
     GET  /ID/LIFETIME/latest/meta-data/iam/security-credentials/[ROLE]
                                                             the role, then its credentials, with the token only
+    GET  /ID/LIFETIME/redirect                             302 to the container endpoint (which must not be taken)
     GET  /stats/ID                                         what ID's requests did (JSON)
     GET  /object/BUCKET/KEY                                an object's size, read with the admin key (JSON)
 
@@ -143,6 +144,12 @@ def handler(peers: Peers):
             if route is None:
                 return self.answer(404, {"error": "no such route"})
             test, lifetime, rest = route
+            if rest == "/redirect":
+                self.send_response(302)
+                self.send_header("Location", f"/{test}/{lifetime}/container")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             if rest == "/container":
                 if self.headers.get("Authorization") != CONTAINER_TOKEN:
                     peers.count(test, "refused")

@@ -138,6 +138,14 @@ struct S3CredentialTests {
             ]))
         await #expect(throws: S3Error.self) { try await broken.credentials() }
         #expect(try await peers.stats(id)["refused"] == 1)
+        // Credentials from where a redirect led are not taken, though the client followed it.
+        let redirected = try peers.store(
+            .container(environment: [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/redirect",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+            ]))
+        let refusal = await #expect(throws: S3Error.self) { try await redirected.credentials() }
+        #expect(refusal?.message.contains("redirected to \(base)/container; refused") == true, "\(refusal!)")
     }
 
     @Test(arguments: [

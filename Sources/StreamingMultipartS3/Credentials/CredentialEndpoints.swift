@@ -25,8 +25,19 @@ struct CredentialFetcher: Sendable {
         do {
             let response = try await http.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
             status = response.status
+            // Credentials come from the endpoint asked, or not at all: a client that follows redirects has sent
+            // the request on (its session token with it), but what answered there is not taken.
+            guard response.history.count <= 1 else {
+                throw S3Error(
+                    code: .missingCredentials,
+                    message:
+                        "\(provider): \(method.rawValue) \(url) redirected to \(response.url?.absoluteString ?? "another URL"); refused"
+                )
+            }
             bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
         } catch let error as CancellationError {
+            throw error
+        } catch let error as S3Error {
             throw error
         } catch {
             throw S3Error(code: .missingCredentials, message: "\(provider): \(method.rawValue) \(url) failed: \(error)")
