@@ -24,19 +24,24 @@ actor CredentialCache {
     /// The least time kept credentials must have left to serve after a failed renewal: a fifth of
     /// ``refreshBefore``, a minute by default.
     var minimumLeft: TimeInterval { provider.refreshBefore / 5 }
-    /// How long a failed renewal is not tried again while the kept credentials still serve.
-    static let retryAfterFailure: TimeInterval = 10
+    /// How long a failed renewal is not tried again while the kept credentials still serve: ten seconds.
+    let retryAfterFailure: TimeInterval
 
     private var held: S3Credentials?
     private var renewal: Task<S3Credentials, any Error>?
     private var nextTry: Date?
-    /// How many fetches the provider was asked for: for the tests that show concurrent requests share one.
+    /// How many fetches the provider was asked for, and how many requests wait for the renewal running: for the
+    /// tests that show concurrent requests share one.
     private(set) var fetches = 0
+    private(set) var waiting = 0
 
-    init(provider: S3CredentialProvider, fetcher: CredentialFetcher, logger: Logger) {
+    init(
+        provider: S3CredentialProvider, fetcher: CredentialFetcher, logger: Logger, retryAfterFailure: TimeInterval = 10
+    ) {
         self.provider = provider
         self.fetcher = fetcher
         self.logger = logger
+        self.retryAfterFailure = retryAfterFailure
     }
 
     /// The credentials to sign with now: those kept, unless they are due, else the renewal's.
@@ -51,6 +56,8 @@ actor CredentialCache {
             if let nextTry, now < nextTry, canServe(held, at: now) { return held }
         }
         let task = renewal ?? startRenewal()
+        waiting += 1
+        defer { waiting -= 1 }
         return try await task.value
     }
 
@@ -71,7 +78,7 @@ actor CredentialCache {
             nextTry = nil
             return fresh
         } catch {
-            nextTry = Date().addingTimeInterval(Self.retryAfterFailure)
+            nextTry = Date().addingTimeInterval(retryAfterFailure)
             guard let held, canServe(held, at: Date()) else { throw error }
             logger.warning(
                 "S3 credentials could not be renewed; the kept ones serve until shortly before they expire",

@@ -96,8 +96,8 @@ public struct S3CredentialProvider: Sendable, CustomStringConvertible {
 
     /// The instance metadata service, IMDSv2 only (a session token `PUT` first, never the unauthenticated v1):
     /// the first role of `/latest/meta-data/iam/security-credentials/`, at `AWS_EC2_METADATA_SERVICE_ENDPOINT`,
-    /// else `http://169.254.169.254`. Not set up when `AWS_EC2_METADATA_DISABLED` is `true`; off EC2 it fails after
-    /// a one-second connect timeout.
+    /// else `http://169.254.169.254`. Not set up when `AWS_EC2_METADATA_DISABLED` is `true`; off EC2 it fails once its
+    /// first request has had a second.
     public static func instanceMetadata(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> S3CredentialProvider {
