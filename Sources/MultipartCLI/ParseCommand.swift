@@ -242,7 +242,12 @@ struct ParseCommand: ParsableCommand {
             while let event = try parser.next() { try handle(event, inside: nil) }
         }
         while true {
-            let chunk = try [UInt8](capacity: 64 * 1024) { try readInput(input, into: &$0) }
+            let chunk: [UInt8]
+            do {
+                chunk = try [UInt8](capacity: 64 * 1024) { try readInput(input, into: &$0) }
+            } catch let failure as ReadFailure {
+                throw ParseFailure(code: "inputUnreadable", "reading the input failed: \(failure.reason)")
+            }
             if chunk.isEmpty { break }
             if firstBytes.count < 2 { firstBytes += chunk.prefix(2 - firstBytes.count) }
             try parser.append(chunk[...])

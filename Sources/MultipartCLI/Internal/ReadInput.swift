@@ -6,15 +6,20 @@ import Musl
 import Darwin
 #endif
 
+/// A `read(2)` that failed, with the system's reason.
+struct ReadFailure: Error {
+    let reason: String
+}
+
 /// Appends what one `read(2)` of `descriptor` returns to `output` (nothing at the end of the input).
 ///
-/// - Throws: `ParseFailure` `inputUnreadable`, with the system's reason.
+/// - Throws: ``ReadFailure``.
 func readInput(_ descriptor: Int32, into output: inout OutputSpan<UInt8>) throws {
     try output.withUnsafeMutableBufferPointer { buffer, initialized in
         let free = UnsafeMutableBufferPointer(rebasing: buffer[initialized...])
         let count = read(descriptor, free.baseAddress, free.count)
         guard count >= 0 else {
-            throw ParseFailure(code: "inputUnreadable", "reading the input failed: \(String(cString: strerror(errno)))")
+            throw ReadFailure(reason: String(cString: strerror(errno)))
         }
         initialized += count
     }
