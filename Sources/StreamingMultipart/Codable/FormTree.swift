@@ -196,11 +196,20 @@ struct FormTreeBuilder {
         self.limits = limits
     }
 
+    /// Where the value of a field named by the parser's bytes goes (a name as received, no escapes): packed in two
+    /// words when it is short, as most are, else compared as bytes.
+    ///
+    /// - Throws: what ``place(_:partIndex:)`` throws.
+    mutating func place(plain name: Span<UInt8>, partIndex: Int) throws -> Place {
+        if let short = ShortName(plain: name) { return try place(short: short, partIndex: partIndex) }
+        return try place(utf8: name, partIndex: partIndex)
+    }
+
     /// Where the value of a field named by `utf8` goes: a name that came after the one before last time too is one
     /// comparison of bytes, and one seen recently a short hash and a comparison, with no string made.
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
-    mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
+    private mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
         let slot = Self.slot(name)
         if let guessed = guess(slot: slot, isNamed: { Self.equal($0.utf8, name) }) { return guessed }
         return try place(String(decodingUTF8: name), partIndex: partIndex, slot: slot)
@@ -210,7 +219,7 @@ struct FormTreeBuilder {
     /// words compared and hashed instead of bytes.
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
-    mutating func place(short: ShortName, partIndex: Int) throws -> Place {
+    private mutating func place(short: ShortName, partIndex: Int) throws -> Place {
         if let guessed = guess(slot: short.slot, isNamed: { $0.short == short }) { return guessed }
         return try place(short.string, partIndex: partIndex, slot: short.slot)
     }

@@ -133,12 +133,8 @@ struct FormFieldCollector {
                 ))
         }
         let place =
-            if let short = head.shortPlainName {
-                try builder.place(short: short, partIndex: partIndex)
-            } else {
-                try head.withPlainName { [partIndex] in try builder.place(utf8: $0, partIndex: partIndex) }
-                    ?? builder.place(head.name, partIndex: partIndex)
-            }
+            try head.withPlainName { [partIndex] in try builder.place(plain: $0, partIndex: partIndex) }
+            ?? builder.place(head.name, partIndex: partIndex)
         self.place = place
         slice = []
         gathers = false

@@ -1,8 +1,9 @@
-/// A field name of at most 16 bytes, as most are, packed into two words: compared and hashed in a few instructions,
-/// and read out of a part's head with nothing retained, where a span of the name lives only inside a closure.
+/// A field name of at most 16 bytes, as most are, packed into two words by the form decoder's name lookup: compared
+/// and hashed in a few instructions, and kept with nothing retained, where the parser's span of the name lives
+/// only inside a closure.
 ///
 /// ```swift
-/// if let short = ShortName(plain: nameBytes) { place = try builder.place(short: short, partIndex: index) }
+/// if let short = ShortName(plain: nameBytes) { return try place(short: short, partIndex: index) }
 /// ```
 struct ShortName: Equatable {
     /// The most bytes a short name holds.

@@ -89,12 +89,6 @@ extension MultipartParser {
             return try head.withPlainName(body)
         }
 
-        /// ``name`` packed, when the parser received it as it is and it is at most 16 bytes; nil otherwise.
-        var shortPlainName: ShortName? {
-            guard case .received(let head) = storage else { return nil }
-            return head.shortPlainName
-        }
-
         /// The filename as sent, or nil for a plain field.
         public var filename: String? {
             switch storage {

@@ -177,13 +177,6 @@ struct ReceivedHead {
         }
     }
 
-    /// The name packed as a ``ShortName`` when the parser received it as it is (no backslash, no `%`) and it is
-    /// short, as most are; nil otherwise. Nothing is retained: the closure only packs bytes.
-    var shortPlainName: ShortName? {
-        guard let value = info.name, !value.hasEscapes, value.range.count <= ShortName.capacity else { return nil }
-        return withDisposition { ShortName(plain: $0.extracting(value.range)) }
-    }
-
     private func browserParameter(_ value: HeaderValueParser.Value?) -> String? {
         guard let value else { return nil }
         return withDisposition { disposition in
