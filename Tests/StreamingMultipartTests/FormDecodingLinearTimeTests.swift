@@ -93,32 +93,33 @@ import Testing
         return bytes + Array("--\(boundary)--\r\n".utf8)
     }
 
+    /// `body` decoded into lists from its parts in chunks of 64 KiB, without the list and part limits, on a thread of
+    /// its own: the lists and the CPU time the thread spent.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    static func decodeTime(of body: [UInt8]) async throws -> ([String: [String]], Duration) {
+        var decoder = MultipartFormDecoder()
+        decoder.limits.maxListLength = .max
+        var limits = MultipartParser.Limits.default
+        limits.maxParts = 10_000_000
+        let chunks = chunkStream(body, size: 64 << 10)
+        let executor = OneThreadExecutor()
+        defer { executor.shutdown() }
+        return try await measureThreadCPUTime(on: executor) { [decoder, limits] in
+            let parts = try chunks.multipartParts(
+                contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
+            return try await decoder.decode([String: [String]].self, from: parts, maxMemoryBytes: 1 << 30)
+        }
+    }
+
     @Test(.timeLimit(.minutes(10)), arguments: 0..<orders.count)
     func decodingFromThePartsGrowsLinearly(order: Int) async throws {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
             throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
         }
         let (label, name) = Self.orders[order]
-        let decoder = {
-            var decoder = MultipartFormDecoder()
-            decoder.limits.maxListLength = .max
-            return decoder
-        }()
-        let limits = {
-            var limits = MultipartParser.Limits.default
-            limits.maxParts = 10_000_000
-            return limits
-        }()
         var counts: [Int] = []
         func run(_ megabytes: Int) async throws -> Duration {
-            let chunks = chunkStream(Self.body(megabytes: megabytes, name: name), size: 64 << 10)
-            let executor = OneThreadExecutor()
-            defer { executor.shutdown() }
-            let (lists, time) = try await measureThreadCPUTime(on: executor) {
-                let parts = try chunks.multipartParts(
-                    contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
-                return try await decoder.decode([String: [String]].self, from: parts, maxMemoryBytes: 1 << 30)
-            }
+            let (lists, time) = try await Self.decodeTime(of: Self.body(megabytes: megabytes, name: name))
             counts.append(lists.values.reduce(0) { $0 + $1.count })
             return time
         }
@@ -136,16 +137,6 @@ import Testing
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
             throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
         }
-        let decoder = {
-            var decoder = MultipartFormDecoder()
-            decoder.limits.maxListLength = .max
-            return decoder
-        }()
-        let limits = {
-            var limits = MultipartParser.Limits.default
-            limits.maxParts = 10_000_000
-            return limits
-        }()
         func body(megabytes: Int) -> [UInt8] {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(megabytes << 20 + 4096)
@@ -160,14 +151,7 @@ import Testing
             return bytes + Array("iso-8859-1\r\n--\(Self.boundary)--\r\n".utf8)
         }
         func run(_ megabytes: Int) async throws -> Duration {
-            let chunks = chunkStream(body(megabytes: megabytes), size: 64 << 10)
-            let executor = OneThreadExecutor()
-            defer { executor.shutdown() }
-            let (lists, time) = try await measureThreadCPUTime(on: executor) {
-                let parts = try chunks.multipartParts(
-                    contentType: "multipart/form-data; boundary=\(Self.boundary)", limits: limits)
-                return try await decoder.decode([String: [String]].self, from: parts, maxMemoryBytes: 1 << 30)
-            }
+            let (lists, time) = try await Self.decodeTime(of: body(megabytes: megabytes))
             #expect(lists["k7"]?.first == "café 7" && lists["_charset_"] == ["iso-8859-1"])
             return time
         }
