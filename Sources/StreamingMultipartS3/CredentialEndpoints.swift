@@ -240,11 +240,9 @@ struct WebIdentityCredentials {
         self.roleARN = roleARN
         sessionName =
             environment.firstSet("AWS_ROLE_SESSION_NAME") ?? "streaming-multipart-\(Int(Date().timeIntervalSince1970))"
-        let regional = environment.firstSet("AWS_REGION", "AWS_DEFAULT_REGION").map {
-            "https://sts.\($0).amazonaws.com"
-        }
-        var endpoint =
-            environment.firstSet("AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL") ?? regional ?? "https://sts.amazonaws.com"
+        // The region as the store reads it (AWS_REGION, AWS_DEFAULT_REGION, us-east-1): one reading of it.
+        let regional = "https://sts.\(S3Store.Configuration.environmentRegion(environment)).amazonaws.com"
+        var endpoint = environment.firstSet("AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL") ?? regional
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         self.endpoint = endpoint
     }

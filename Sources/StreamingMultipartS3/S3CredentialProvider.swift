@@ -109,7 +109,8 @@ public struct S3CredentialProvider: Sendable, CustomStringConvertible {
     /// A web identity token exchanged at STS (`AssumeRoleWithWebIdentity`, unsigned): the token read from
     /// `AWS_WEB_IDENTITY_TOKEN_FILE` at each fetch (Kubernetes rotates it), the role `AWS_ROLE_ARN`, the session
     /// `AWS_ROLE_SESSION_NAME` (else one made up), at `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`, else STS in
-    /// `AWS_REGION`. Not set up while the token file or the role is unset.
+    /// the region the store reads (``S3Store/Configuration/environmentRegion(_:)``). Not set up while the token
+    /// file or the role is unset.
     public static func webIdentity(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> S3CredentialProvider {

@@ -431,3 +431,22 @@ struct S3CredentialTests {
         await #expect(throws: S3Error.self) { try await nearCache.current() }
     }
 }
+
+/// Where the web identity provider asks STS: the endpoint variables, else STS in the region the store reads.
+@Suite struct CredentialSettingsTests {
+    @Test func webIdentityAsksSTSWhereTheVariablesSay() throws {
+        let base = ["AWS_WEB_IDENTITY_TOKEN_FILE": "/t", "AWS_ROLE_ARN": "arn:aws:iam::1:role/r"]
+        func endpoint(_ extra: [String: String]) throws -> String {
+            try #require(WebIdentityCredentials(environment: base.merging(extra) { $1 })).endpoint
+        }
+        #expect(try endpoint([:]) == "https://sts.us-east-1.amazonaws.com")
+        #expect(try endpoint(["AWS_DEFAULT_REGION": "eu-west-3"]) == "https://sts.eu-west-3.amazonaws.com")
+        #expect(try endpoint(["AWS_REGION": "ap-south-1", "AWS_DEFAULT_REGION": "eu-west-3"]).contains("ap-south-1"))
+        #expect(
+            try endpoint(["AWS_ENDPOINT_URL": "http://127.0.0.1:5000/", "AWS_REGION": "x"]) == "http://127.0.0.1:5000")
+        #expect(
+            try endpoint(["AWS_ENDPOINT_URL_STS": "http://127.0.0.1:6000", "AWS_ENDPOINT_URL": "http://127.0.0.1:5000"])
+                == "http://127.0.0.1:6000")
+        #expect(WebIdentityCredentials(environment: ["AWS_ROLE_ARN": "arn"]) == nil, "no token file: not set up")
+    }
+}
