@@ -250,13 +250,15 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
         #expect(warnings.allSatisfy { $0.error is RecordingStore.Failure && "\($0.message)".contains("left") })
     }
 
-    /// A store slower than the body timeout's window: the waits are the store's, not the client's.
+    /// A store slower than the body timeout's window: the waits are the store's, not the client's. Each append
+    /// waits 1.5 s, so a window counting the waits would see no byte at all; the client itself need only send 64 KiB
+    /// a second, which a machine whose cores are busy still does (a 1 MiB/s rule over 0.2 s failed there).
     @Test(.timeLimit(.minutes(1)))
     func aSlowStoreIsNotASlowClient() async throws {
         let store = RecordingStore()
-        store.appendDelay = .milliseconds(400)
+        store.appendDelay = .milliseconds(1500)
         var limits = MultipartSpooler.Limits()
-        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 1 << 20, window: .milliseconds(200))
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 64 << 10, window: .seconds(1))
         let body = try body()
         let form = try await MultipartSpooler(store: store, limits: limits).spool(
             chunkStream(try body.bytes(), size: 64 << 10), contentType: body.contentType)
