@@ -29,6 +29,8 @@ Scenarios:
 import argparse
 import asyncio
 import json
+import socket
+import threading
 import time
 
 BOUNDARY = "hostileclientboundary"
@@ -80,17 +82,67 @@ async def closed_within(reader, timeout):
         return None
 
 
+def send_reading_the_answer(port, head, chunks, timeout):
+    """Sends head and then chunks on a blocking socket while a thread reads the answer, and stops sending once the
+    answer is in or the server closes. Returns (status, body, bytes of chunks sent).
+
+    Not asyncio: when a send fails (the server answered early and closed), an asyncio transport closes its socket
+    and the answer that had already arrived is lost with it. Here the socket stays open, and Linux still hands over
+    the bytes that came before the close, as curl reads them.
+    """
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    answer = {}
+    reader = threading.Thread(target=lambda: answer.update(read_answer_blocking(sock)), daemon=True)
+    reader.start()
+    sent = 0
+    start = time.monotonic()
+    try:
+        sock.sendall(head)
+        for chunk in chunks:
+            if not reader.is_alive() or time.monotonic() - start > timeout:
+                break
+            sock.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass
+    reader.join(timeout)
+    sock.close()
+    return answer.get("status"), answer.get("body", "no answer"), sent
+
+
+def read_answer_blocking(sock):
+    """The status code and body of one answer on a blocking socket, as read_answer reads them."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            more = sock.recv(65536)
+            if not more:
+                return {"body": "closed: EOF before the answer"}
+            data += more
+    except socket.timeout:
+        return {"body": "no answer"}
+    except OSError as error:
+        return {"body": f"closed: {type(error).__name__}"}
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next((int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:")), 0)
+    try:
+        while len(body) < length:
+            more = sock.recv(65536)
+            if not more:
+                break
+            body += more
+    except OSError:
+        pass
+    return {"status": int(lines[0].split()[1]), "body": body[:length].decode(errors="replace")}
+
+
 async def normal_upload(port, size=1 << 20, timeout=60):
     start = time.monotonic()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     body = form_head() + bytes(size) + FORM_TAIL
-    writer.write(post_head(len(body)) + body)
-    try:
-        await writer.drain()
-    except ConnectionError:
-        pass  # refused mid-body (a 503 at once): read the answer that came before the close, as curl does
-    status, text = await read_answer(reader, timeout)
-    writer.close()
+    status, text, _ = await asyncio.to_thread(
+        send_reading_the_answer, port, post_head(len(body)), [body[i:i + (1 << 16)] for i in range(0, len(body), 1 << 16)],
+        timeout)
     return {"status": status, "seconds": round(time.monotonic() - start, 3), "body": text[:200]}
 
 
@@ -176,22 +228,11 @@ async def never_read(port, connections, hold):
 
 
 async def refused(port):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     size = 1 << 30
-    writer.write(post_head(size, content_type="text/plain"))
-    sent = 0
     chunk = bytes(1 << 20)
-    answer = asyncio.create_task(read_answer(reader, 30))
-    start = time.monotonic()
-    try:
-        while sent < size and time.monotonic() - start < 30:
-            writer.write(chunk)
-            await writer.drain()
-            sent += len(chunk)
-    except ConnectionError:
-        pass
-    status, text = await answer
-    writer.close()
+    status, text, sent = await asyncio.to_thread(
+        send_reading_the_answer, port, post_head(size, content_type="text/plain"), (chunk for _ in range(size >> 20)),
+        30)
     return {"status": status, "sent_before_close": sent, "declared": size, "body": text[:200]}
 
 
