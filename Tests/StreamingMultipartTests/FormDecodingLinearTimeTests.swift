@@ -66,13 +66,13 @@ import Testing
     }
 }
 
-/// Decoding straight from the parts at 1, 16 and 64 MB: the collector's guesses (the name that followed last time,
-/// then 64 slots of recent names) and its misses keep the time linear, whatever order the names come in. The time is
+/// Decoding straight from the parts at 1, 16 and 64 MB: the collector's guess (the name that followed last time)
+/// and its misses keep the time linear, whatever order the names come in. The time is
 /// the CPU time of the one thread the decode runs on (a ``OneThreadExecutor``).
 @Suite(.serialized) struct PartsDecodingLinearTimeTests {
     static let boundary = "b0undary"
 
-    /// Names in turn (every guess right), scrambled over 200 names (more than the slots: guesses collide), and all
+    /// Names in turn (every guess right), scrambled over 200 names (most guesses wrong, then looked up), and all
     /// distinct (every name a miss).
     static let orders: [(String, @Sendable (Int) -> String)] = [
         ("ten names in turn", { "f\($0 % 10)[]" }),

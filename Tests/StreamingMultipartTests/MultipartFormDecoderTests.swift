@@ -302,7 +302,7 @@ import Testing
         let spooled = try await withForm(body) { try MultipartFormDecoder().decode([String: [String]].self, from: $0) }
         #expect(spooled == expected)
 
-        // More names than the decoder's 64 slots of recent names, in a scrambled order: guesses that collide are
+        // 200 names in a scrambled order: each guess (the name that followed last time) is mostly wrong, and is
         // checked, not trusted.
         let many = (0..<600).map { step in
             let field = step * 7919 % 600
@@ -315,8 +315,9 @@ import Testing
             try await MultipartFormDecoder().decode([String: [String]].self, from: manyParts)
                 == Dictionary(grouping: many, by: \.0).mapValues { $0.map(\.1) })
 
-        // Names up to 16 bytes are compared packed in two words, longer ones and those with `%` byte for byte:
-        // names a byte apart on each side of that edge, and ones a browser may have escaped, each in its own list.
+        // A guess is compared byte for byte with the parser's bytes, and a name with `%` is read as a string: names
+        // a byte apart (the last byte, a longer one, a first byte of two), and ones a browser may have escaped, each
+        // in its own list.
         let edges = [
             "abcdefgh", "abcdefgi", "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmnopq",
             "abcdefghijklmnopr", "ábcdefghijklmno", "50%", "50%25", "a b",

@@ -142,11 +142,7 @@ extension FormNode {
 ///
 /// Linear in the total length of the names: a new name is read twice, left to right (once to check it, once to
 /// place it), and stops at ``MultipartFormDecoder/Limits/maxDepth``; every step is a dictionary lookup or an append.
-/// A name seen before is one comparison when it comes where it came last time (forms repeat their names in one
-/// order); from the parser's bytes, a name seen recently is a short hash and a comparison; else it is one lookup
-/// (Swift's seeded hashing keeps a flood of names linear). A wrong guess costs one comparison: names crafted to
-/// collide in the 64 slots only make the lookup run. A name of at most 16 bytes comes packed in two words
-/// (``ShortName``), so that each comparison and hash is a few instructions and reading it retains nothing.
+/// A name placed before is found again by ``FormNameLookup``, from the parser's bytes when they are the name.
 struct FormTreeBuilder {
     private struct Node {
         var leaves = FormLeaves()
@@ -165,27 +161,13 @@ struct FormTreeBuilder {
         let name: String
     }
 
-    /// A name that leads to the same node every time (all but those with a `[]` before their end, which makes a new
-    /// item): where it leads, and the placement that followed it last.
-    private struct Placement {
-        let place: Place
-        let utf8: [UInt8]
-        /// The name packed, when it is short.
-        let short: ShortName?
-        var next = -1
-    }
-
     let keyStrategy: MultipartFormKeyStrategy
     let limits: MultipartFormDecoder.Limits
     /// The root first.
     private var nodes = [Node()]
-    private var placements: [Placement] = []
-    private var placementByName: [String: Int] = [:]
-    /// The placement of the name before, whose `next` is the guess for the name now.
-    private var last = -1
-    /// The second guess: placements by a short hash of their names' bytes, the last one placed in each slot. A
-    /// guess is checked byte for byte, so a collision costs one comparison before the lookup it saves.
-    private var recent = [Int](repeating: -1, count: 64)
+    /// The places of the names that lead to the same node every time (all but those with a `[]` before their end,
+    /// which makes a new item).
+    private var names = FormNameLookup<Place>()
     /// What the tree's structure holds so far, by `MultipartFormDecoder.nameOverhead`'s count: each node and each
     /// name placed, with their bytes. A budget counts it beside the values (a flood of new or nested names builds
     /// nodes without values).
@@ -196,54 +178,13 @@ struct FormTreeBuilder {
         self.limits = limits
     }
 
-    /// Where the value of a field named by the parser's bytes goes (a name as received, no escapes): packed in two
-    /// words when it is short, as most are, else compared as bytes.
+    /// Where the value of a field named by the parser's bytes goes (a name as received, no escapes): a name that
+    /// came after the one before last time too is one comparison of bytes, with no string made.
     ///
     /// - Throws: what ``place(_:partIndex:)`` throws.
     mutating func place(plain name: Span<UInt8>, partIndex: Int) throws -> Place {
-        if let short = ShortName(plain: name) { return try place(short: short, partIndex: partIndex) }
-        return try place(utf8: name, partIndex: partIndex)
-    }
-
-    /// Where the value of a field named by `utf8` goes: a name that came after the one before last time too is one
-    /// comparison of bytes, and one seen recently a short hash and a comparison, with no string made.
-    ///
-    /// - Throws: what ``place(_:partIndex:)`` throws.
-    private mutating func place(utf8 name: Span<UInt8>, partIndex: Int) throws -> Place {
-        let slot = Self.slot(name)
-        if let guessed = guess(slot: slot, isNamed: { Self.equal($0.utf8, name) }) { return guessed }
-        return try place(String(decodingUTF8: name), partIndex: partIndex, slot: slot)
-    }
-
-    /// Where the value of a field named by the short name `short` goes: as ``place(utf8:partIndex:)``, with two
-    /// words compared and hashed instead of bytes.
-    ///
-    /// - Throws: what ``place(_:partIndex:)`` throws.
-    private mutating func place(short: ShortName, partIndex: Int) throws -> Place {
-        if let guessed = guess(slot: short.slot, isNamed: { $0.short == short }) { return guessed }
-        return try place(short.string, partIndex: partIndex, slot: short.slot)
-    }
-
-    /// The place of the name `isNamed` recognizes, when it is the one that followed the name before last time, or
-    /// the one last placed in `slot`; nil when neither is.
-    @inline(__always)
-    private mutating func guess(slot: Int, isNamed: (borrowing Placement) -> Bool) -> Place? {
-        if last >= 0, case let next = placements[last].next, next >= 0, isNamed(placements[next]) {
-            last = next
-            return placements[next].place
-        }
-        if case let guess = recent[slot], guess >= 0, isNamed(placements[guess]) {
-            follow(with: guess)
-            return placements[guess].place
-        }
-        return nil
-    }
-
-    /// ``place(_:partIndex:)`` for a name the guesses missed, which then fills its hash slot.
-    private mutating func place(_ name: String, partIndex: Int, slot: Int) throws -> Place {
-        let place = try place(name, partIndex: partIndex)
-        if last >= 0 { recent[slot] = last }
-        return place
+        if let guessed = names.guess(name) { return guessed }
+        return try place(String(decodingUTF8: name), partIndex: partIndex)
     }
 
     /// Where the value of a field named `name` goes.
@@ -251,55 +192,32 @@ struct FormTreeBuilder {
     /// - Throws: ``MultipartError/Code/limitExceeded`` when the name nests deeper than `limits.maxDepth` or makes
     ///   a list of more than `limits.maxListLength` items, or holds an index of `limits.maxListLength` or more.
     mutating func place(_ name: String, partIndex: Int) throws -> Place {
-        let found: Int
-        if last >= 0, case let next = placements[last].next, next >= 0, placements[next].place.name == name {
-            found = next
-        } else if let known = placementByName[name] {
-            found = known
-        } else {
-            var node = 0
-            var appendsValue = false
-            var makesItem = false
-            try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) {
-                step, isLast in
-                switch step {
-                case .key(let key):
-                    node = child(key, of: node)
-                case .index(let index):
-                    node = try item(index, of: node, name: name, partIndex: partIndex)
-                case .append where isLast:
-                    // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
-                    appendsValue = true
-                case .append:
-                    node = try appendedItem(of: node, name: name, partIndex: partIndex)
-                    makesItem = true
-                }
+        if let known = names.find(name) { return known }
+        var node = 0
+        var appendsValue = false
+        var makesItem = false
+        try FormNameStep.walk(name, keyStrategy: keyStrategy, limits: limits, partIndex: partIndex) { step, isLast in
+            switch step {
+            case .key(let key):
+                node = child(key, of: node)
+            case .index(let index):
+                node = try item(index, of: node, name: name, partIndex: partIndex)
+            case .append where isLast:
+                // A last `[]` adds the value to the list itself, as a repeated name does: no node for one value.
+                appendsValue = true
+            case .append:
+                node = try appendedItem(of: node, name: name, partIndex: partIndex)
+                makesItem = true
             }
-            let place = Place(node: node, appendsValue: appendsValue, name: name)
-            guard !makesItem else {
-                last = -1
-                return place
-            }
-            placements.append(Placement(place: place, utf8: Array(name.utf8), short: ShortName(name.utf8)))
-            structureBytes += MultipartFormDecoder.nameOverhead + 2 * name.utf8.count
-            found = placements.count - 1
-            placementByName[name] = found
         }
-        follow(with: found)
-        return placements[found].place
-    }
-
-    /// Makes `placement` the guess after the name before, and the name before the next one.
-    private mutating func follow(with placement: Int) {
-        if last >= 0 { placements[last].next = placement }
-        last = placement
-    }
-
-    /// FNV-1a of the name's bytes, in 64 slots.
-    private static func slot(_ name: Span<UInt8>) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for index in 0..<name.count { hash = (hash ^ UInt32(name[index])) &* 16_777_619 }
-        return Int(hash & 63)
+        let place = Place(node: node, appendsValue: appendsValue, name: name)
+        if makesItem {
+            names.interrupt()
+        } else {
+            names.add(name, place)
+            structureBytes += MultipartFormDecoder.nameOverhead + 2 * name.utf8.count
+        }
+        return place
     }
 
     /// Adds a text value at `place`.
@@ -343,12 +261,6 @@ struct FormTreeBuilder {
 
     /// The tree built, from its root.
     func tree() -> FormNode { node(0) }
-
-    private static func equal(_ utf8: [UInt8], _ name: Span<UInt8>) -> Bool {
-        guard utf8.count == name.count else { return false }
-        for index in 0..<utf8.count where utf8[index] != name[index] { return false }
-        return true
-    }
 
     private mutating func child(_ key: String, of parent: Int) -> Int {
         if let node = nodes[parent].children[key] { return node }
