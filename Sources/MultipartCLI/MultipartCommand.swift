@@ -14,7 +14,7 @@ struct MultipartCommand: AsyncParsableCommand {
     )
 
     /// The package version this tool belongs to.
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     /// Options whose value may begin with a dash: browser boundaries do (`----WebKitFormBoundary…`), and so may a
     /// field name (`-F -a=1`, which curl accepts). Each maps to the long spelling it is joined to.

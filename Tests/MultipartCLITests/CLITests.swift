@@ -371,7 +371,7 @@ struct CLIParseTests {
 
     @Test func versionAndHelpGoToStandardOutput() throws {
         let version = try multipart(["--version"])
-        #expect(version.status == 0 && version.stdoutText == "0.2.0\n")
+        #expect(version.status == 0 && version.stdoutText == "0.3.0\n")
         let help = try multipart(["parse", "--help"])
         #expect(help.status == 0 && help.stdoutText.contains("--max-parts"))
         #expect(!help.stdoutText.contains("(default 1000). (default: 1000)"))
