@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -26,30 +27,43 @@ class Connection:
         self.socket = websocket.create_connection(url, timeout=60, suppress_origin=True)
         self.next_id = 0
 
-    def call(self, method, params=None, session=None):
+    def call(self, method, params=None, session=None, seconds=120):
+        """The result of `method`, within `seconds` however many events the browser sends meanwhile."""
+        deadline = time.monotonic() + seconds
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
         self.socket.send(json.dumps(message))
-        while True:
+        while time.monotonic() < deadline:
             reply = json.loads(self.socket.recv())
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
+        raise RuntimeError(f"{method}: no answer within {seconds} s")
 
 
 def wait_for_line(process, pattern, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        line = process.stderr.readline().decode(errors="replace")
-        if not line and process.poll() is not None:
+    """The first group of `pattern` in the first line of the browser's standard error that matches it, within
+    `seconds`. The wait is bounded even when the browser prints nothing and stays up: a line read would block on
+    it, so the pipe is polled (select) and read in whatever pieces arrive."""
+    deadline = time.monotonic() + seconds
+    descriptor = process.stderr.fileno()
+    pending = b""
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([descriptor], [], [], left)
+        if not ready:
             break
-        match = re.search(pattern, line)
-        if match:
-            return match.group(1)
-    raise RuntimeError(f"the browser never printed {pattern}")
+        piece = os.read(descriptor, 65536)
+        if not piece:
+            break
+        *lines, pending = (pending + piece).split(b"\n")
+        for line in lines:
+            match = re.search(pattern, line.decode(errors="replace"))
+            if match:
+                return match.group(1)
+    raise RuntimeError(f"the browser did not print {pattern} within {seconds} s")
 
 
 class HeadlessBrowser:

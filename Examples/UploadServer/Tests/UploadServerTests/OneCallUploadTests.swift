@@ -26,10 +26,7 @@ final class Front: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-            line += byte
-        }
+        let line = try firstLine(of: process, from: output, within: 120)
         port = try #require(Int(String(decoding: line, as: UTF8.self)), "front.py printed no port")
     }
 

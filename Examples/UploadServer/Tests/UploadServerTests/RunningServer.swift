@@ -52,12 +52,7 @@ final class RunningServer: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         // "UploadServer listening on http://127.0.0.1:PORT/, spooling to …"
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            guard let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty else { break }
-            line += byte
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = String(decoding: try firstLine(of: process, from: output, within: 120), as: UTF8.self)
         guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else {
             process.terminate()
@@ -133,8 +128,9 @@ func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
 }
 
 /// Runs `executable` with `arguments` to its end, blocking the calling thread (for synchronous callers only, such as
-/// the conditions of `.enabled(if:)`).
-func runWaiting(_ executable: String, _ arguments: [String]) throws -> Finished {
+/// the conditions of `.enabled(if:)`). A program still running after `seconds` is killed, and its `errors` say so:
+/// a client or browser that hangs fails its test instead of holding the whole run to CI's limit.
+func runWaiting(_ executable: String, _ arguments: [String], seconds: Int = 480) throws -> Finished {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -143,6 +139,7 @@ func runWaiting(_ executable: String, _ arguments: [String]) throws -> Finished 
     process.standardOutput = output
     process.standardError = errors
     try process.run()
+    let deadline = Deadline(process, seconds: seconds)
     let collected = Collected()
     let done = DispatchSemaphore(value: 0)
     Thread {
@@ -152,8 +149,44 @@ func runWaiting(_ executable: String, _ arguments: [String]) throws -> Finished 
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     done.wait()
+    let killed = deadline.end() ? "\(executable) was killed after \(seconds) s\n" : ""
     return Finished(
-        status: process.terminationStatus, output: data, errors: String(decoding: collected.errors, as: UTF8.self))
+        status: process.terminationStatus, output: data,
+        errors: killed + String(decoding: collected.errors, as: UTF8.self))
+}
+
+/// The first line `process` writes to `output` (without its line feed), or what it wrote before it ended. A process
+/// that has written no line after `seconds` is killed, so that the read ends.
+func firstLine(of process: Process, from output: Pipe, within seconds: Int) throws -> Data {
+    let deadline = Deadline(process, seconds: seconds)
+    defer { _ = deadline.end() }
+    var line = Data()
+    while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+        line += byte
+    }
+    return line
+}
+
+/// Kills a process that is still running `seconds` after it was made, unless `end()` came first.
+final class Deadline: @unchecked Sendable {
+    private let ended = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var expired = false
+
+    init(_ process: Process, seconds: Int) {
+        let pid = process.processIdentifier
+        Thread { [self] in
+            guard ended.wait(timeout: .now() + .seconds(seconds)) == .timedOut else { return }
+            lock.withLock { expired = true }
+            kill(pid, SIGKILL)
+        }.start()
+    }
+
+    /// Stops the watch; whether the process had been killed.
+    func end() -> Bool {
+        ended.signal()
+        return lock.withLock { expired }
+    }
 }
 
 private final class Collected: @unchecked Sendable {

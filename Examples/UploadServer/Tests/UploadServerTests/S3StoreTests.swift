@@ -36,10 +36,7 @@ final class S3Endpoint: @unchecked Sendable {  // its state is set in init and o
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-            line += byte
-        }
+        let line = try firstLine(of: process, from: output, within: 600)  // a one-node Ceph takes a minute or two
         let access: String
         let secret: String
         switch kind {

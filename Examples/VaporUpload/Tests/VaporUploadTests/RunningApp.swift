@@ -96,7 +96,9 @@ struct Finished {
 }
 
 /// Runs `executable` to its end on a thread of its own (not one of the concurrency pool's, which the server needs).
-func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
+/// A program still running after `seconds` is killed, and its `errors` say so: a client or browser that hangs fails
+/// its test instead of holding the whole run to CI's limit.
+func run(_ executable: String, _ arguments: [String], seconds: Int = 480) async throws -> Finished {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
             continuation.resume(
@@ -109,6 +111,7 @@ func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
                     process.standardOutput = output
                     process.standardError = errors
                     try process.run()
+                    let deadline = Deadline(process, seconds: seconds)
                     let errorText = ErrorText()
                     let done = DispatchSemaphore(value: 0)
                     Thread {
@@ -118,11 +121,34 @@ func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
                     let data = output.fileHandleForReading.readDataToEndOfFile()
                     process.waitUntilExit()
                     done.wait()
+                    let killed = deadline.end() ? "\(executable) was killed after \(seconds) s\n" : ""
                     return Finished(
                         status: process.terminationStatus, output: data,
-                        errors: String(decoding: errorText.data, as: UTF8.self))
+                        errors: killed + String(decoding: errorText.data, as: UTF8.self))
                 })
         }.start()
+    }
+}
+
+/// Kills a process that is still running `seconds` after it was made, unless `end()` came first.
+final class Deadline: @unchecked Sendable {
+    private let ended = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var expired = false
+
+    init(_ process: Process, seconds: Int) {
+        let pid = process.processIdentifier
+        Thread { [self] in
+            guard ended.wait(timeout: .now() + .seconds(seconds)) == .timedOut else { return }
+            lock.withLock { expired = true }
+            kill(pid, SIGKILL)
+        }.start()
+    }
+
+    /// Stops the watch; whether the process had been killed.
+    func end() -> Bool {
+        ended.signal()
+        return lock.withLock { expired }
     }
 }
 
