@@ -168,6 +168,29 @@ import FoundationNetworking
         #expect(kept == [sha256Hex(first), sha256Hex(second)].sorted())
     }
 
+    @Test func fileFilterExampleRefusesSVGAndNamesAMissingField() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        func answer(_ fields: [String], images: [(String, String)]) async throws -> (Int, String) {
+            var body = MultipartBody()
+            for name in fields { try body.append(.text("Holiday", name: name)) }
+            for (filename, type) in images {
+                try body.append(
+                    .data(Data(repeating: 9, count: 50_000), name: "images", filename: filename, contentType: type))
+            }
+            let (status, json) = await receiveGallery(
+                chunkStream(try body.bytes(), size: 4096), contentType: body.contentType, spool: folder.url.path)
+            #expect(try folder.contents() == [])
+            return (status, String(decoding: json, as: UTF8.self))
+        }
+        let stored = try await answer(["title"], images: [("a.png", "image/png"), ("b.png", "image/png")])
+        #expect(stored == (201, #"{"images":2}"#))
+        let svg = try await answer(["title"], images: [("a.png", "image/png"), ("c.svg", "image/svg+xml")])
+        #expect(svg.0 == 415 && svg.1.contains(#""code":"fileRefused""#) && svg.1.contains("SVG images"))
+        let untitled = try await answer([], images: [("a.png", "image/png")])
+        #expect(untitled.0 == 422 && untitled.1.contains(#""field":"title""#))
+    }
+
     @Test func typedFormExampleComesBackFromTheSpool() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -153,7 +153,7 @@ import Testing
         struct Nested: Decodable { var items: [Listing.Item] }
         let corrupt = try await failure(Nested.self, [("items[0][id]", "7"), ("items[1][id]", "seven")])
         #expect(corrupt.kind == "dataCorrupted" && corrupt.path == "items.1.id")
-        #expect(corrupt.says.contains("\"items[1][id]\" holds \"seven\", not a Int"))
+        #expect(corrupt.says.contains("\"items[1][id]\" holds \"seven\", not a whole number"))
 
         let twice = try await failure(Listing.Seller.self, [("name", "Ann"), ("name", "Bob"), ("verified", "1")])
         #expect(twice.kind == "typeMismatch" && twice.path == "name")

@@ -520,9 +520,10 @@ struct FloodBody: AsyncSequence, Sendable {
 @Suite(.serialized) struct SpoolerLinearTimeTests {
     static let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
 
-    static func spool(_ body: FloodBody, limits: MultipartSpooler.Limits, in folder: TemporaryFolder) async throws
-        -> (SpooledForm, Duration)
-    {
+    static func spool(
+        _ body: FloodBody, limits: MultipartSpooler.Limits, in folder: TemporaryFolder,
+        contentType: String = "multipart/form-data; boundary=\(boundary)"
+    ) async throws -> (SpooledForm, Duration) {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
             throw MultipartError(code: .invalidState, message: "task executors need macOS 15")
         }
@@ -530,7 +531,7 @@ struct FloodBody: AsyncSequence, Sendable {
         let executor = OneThreadExecutor()
         defer { executor.shutdown() }
         return try await measureThreadCPUTime(on: executor) {
-            try await spooler.spool(body, contentType: "multipart/form-data; boundary=\(boundary)")
+            try await spooler.spool(body, contentType: contentType)
         }
     }
 
@@ -559,6 +560,37 @@ struct FloodBody: AsyncSequence, Sendable {
         #expect(growth.ratio < 8, "64 MB took \(growth.ratio)× the CPU time of 16 MB")
         #expect(counts[2] > counts[1] && counts[1] > counts[0])
         #expect(try folder.contents() == [])
+    }
+
+    /// An urlencoded form of many small fields full of escapes: each byte read once, each field kept once.
+    @Test(.timeLimit(.minutes(10)))
+    func manyTinyURLEncodedFields() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits.untimed
+        limits.parser.maxParts = 10_000_000
+        limits.maxMemoryBytes = 1 << 30
+        let padding = String(repeating: "+padding", count: 6)
+        let unit = Array("items%5B%5D%5Bname%5D=a+b%2Bc%zz%C3%A9%4\(padding)&%&&=&".utf8)
+        var counts: [Int] = []
+        func run(_ size: Int) async throws -> Duration {
+            let body = FloodBody(head: [], unit: unit, tail: Array("last=1".utf8), size: size)
+            let (form, time) = try await Self.spool(
+                body, limits: limits, in: folder, contentType: "application/x-www-form-urlencoded")
+            counts.append(form.fields.count)
+            #expect(
+                form.fields.first?.name == "items[][name]"
+                    && form.fields.first?.value == "a b+c%zzé%4" + String(repeating: " padding", count: 6))
+            return time
+        }
+        let small = try await run(1 << 20)
+        let growth = try await linearGrowthRatio(
+            limit: 8, medium: { try await run(16 << 20) }, large: { try await run(64 << 20) })
+        print(
+            "SpoolerLinearTimeTests: many tiny urlencoded fields: CPU time \(small), \(growth.medium), "
+                + "\(growth.large); \(counts) fields")
+        #expect(growth.ratio < 8, "64 MB took \(growth.ratio)× the CPU time of 16 MB")
+        #expect(counts[2] > counts[1] && counts[1] > counts[0])
     }
 
     @Test(.timeLimit(.minutes(10)))

@@ -67,12 +67,15 @@ final class FormDecoding {
             if case .key(let key)? = path.lastComponent {
                 throw DecodingError.keyNotFound(
                     FormCodingKey(stringValue: key),
-                    .init(
-                        codingPath: Array(path.codingPath.dropLast()),
-                        debugDescription: "the form has no field \(path.name(keyStrategy).debugDescription)"))
+                    .form(
+                        Array(path.codingPath.dropLast()), .missingField,
+                        "the form has no field \(path.name(keyStrategy).debugDescription)"))
             }
             throw DecodingError.valueNotFound(
-                type, .init(codingPath: path.codingPath, debugDescription: "the form has no value here"))
+                type,
+                .form(
+                    path.codingPath, .missingField,
+                    "the form has no value for \(path.name(keyStrategy).debugDescription)"))
         }
         guard node.leaves.count == 1, !node.isContainer else {
             let what =
@@ -80,7 +83,7 @@ final class FormDecoding {
                 ? "fields nested under \(path.name(keyStrategy).debugDescription)"
                 : "the field \(node.leaves.name(at: 0).debugDescription) \(node.leaves.count) times; decode a list"
             throw DecodingError.typeMismatch(
-                type, .init(codingPath: path.codingPath, debugDescription: "expected one value, the form sent \(what)"))
+                type, .form(path.codingPath, .invalidField, "expected one value, the form sent \(what)"))
         }
         return (node, 0)
     }
@@ -91,11 +94,10 @@ final class FormDecoding {
         if let file = owner.leaves.files[position] {
             throw DecodingError.typeMismatch(
                 type,
-                .init(
-                    codingPath: path.codingPath,
-                    debugDescription:
-                        "the field \(file.name.debugDescription) is a file (\(file.filename.debugDescription)); "
-                        + "decode it as SpooledFile, MultipartFile or Data"))
+                .form(
+                    path.codingPath, .invalidField,
+                    "the field \(file.name.debugDescription) is a file (\(file.filename.debugDescription)), "
+                        + "not \(formKind(of: type))"))
         }
         return owner.leaves.texts[position]
     }
@@ -106,10 +108,9 @@ final class FormDecoding {
         guard let file = owner.leaves.files[position] else {
             throw DecodingError.typeMismatch(
                 SpooledFile.self,
-                .init(
-                    codingPath: path.codingPath,
-                    debugDescription:
-                        "the field \(owner.leaves.name(at: position).debugDescription) is text, not a file"))
+                .form(
+                    path.codingPath, .invalidField,
+                    "the field \(owner.leaves.name(at: position).debugDescription) is text, not a file"))
         }
         return file
     }
@@ -118,11 +119,10 @@ final class FormDecoding {
     func corrupted(_ text: String, _ type: Any.Type, _ node: FormValue?, _ path: FormKeyPath) -> DecodingError {
         let name = node.flatMap(firstName) ?? path.name(keyStrategy)
         return DecodingError.dataCorrupted(
-            .init(
-                codingPath: path.codingPath,
-                debugDescription:
-                    "the field \(name.debugDescription) holds \(String(text.prefix(64)).debugDescription), "
-                    + "not \(type == Date.self ? "a date (\(dateStrategy))" : "a \(type)")"))
+            .form(
+                path.codingPath, .invalidField,
+                "the field \(name.debugDescription) holds \(String(text.prefix(64)).debugDescription), "
+                    + "not \(type == Date.self ? "a date (\(dateStrategy))" : formKind(of: type))"))
     }
 
     /// The name the first value at a place was sent with, if any.
@@ -166,10 +166,9 @@ struct FormFieldDecoder: Decoder {
         if let node, let name = decoding.firstName(node) {
             throw DecodingError.typeMismatch(
                 [String: Any].self,
-                .init(
-                    codingPath: codingPath,
-                    debugDescription:
-                        "expected fields nested under \(path.name(decoding.keyStrategy).debugDescription), "
+                .form(
+                    codingPath, .invalidField,
+                    "expected fields nested under \(path.name(decoding.keyStrategy).debugDescription), "
                         + "the form sent the field \(name.debugDescription) itself"))
         }
         guard case .node(let found)? = node else {
@@ -187,9 +186,9 @@ struct FormFieldDecoder: Decoder {
             guard node.children.isEmpty else {
                 throw DecodingError.typeMismatch(
                     [Any].self,
-                    .init(
-                        codingPath: codingPath,
-                        debugDescription: "expected a list, the form sent fields nested under "
+                    .form(
+                        codingPath, .invalidField,
+                        "expected a list, the form sent fields nested under "
                             + path.name(decoding.keyStrategy).debugDescription))
             }
             items = node.items()
@@ -297,9 +296,10 @@ extension FormFieldDecoder {
             guard !isAtEnd else {
                 throw DecodingError.valueNotFound(
                     type,
-                    .init(
-                        codingPath: path.appending(.index(currentIndex)).codingPath,
-                        debugDescription: "the list has \(items.count) items"))
+                    .form(
+                        path.appending(.index(currentIndex)).codingPath, .missingField,
+                        "the list \(path.name(decoding.keyStrategy).debugDescription) has \(items.count) items, "
+                            + "fewer than expected"))
             }
             defer { currentIndex += 1 }
             return FormFieldDecoder(

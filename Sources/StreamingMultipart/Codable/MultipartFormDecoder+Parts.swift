@@ -127,10 +127,8 @@ struct FormFieldCollector {
                 ? "is a file (\(head.filename.map(\.debugDescription) ?? ""))" : "holds files (multipart/mixed)"
             throw DecodingError.typeMismatch(
                 SpooledFile.self,
-                .init(
-                    codingPath: [],
-                    debugDescription: "the field \(head.name.debugDescription) \(what); spool the form to decode files"
-                ))
+                .form(
+                    [], .invalidField, "the field \(head.name.debugDescription) \(what), and this form takes no files"))
         }
         let place =
             try head.withPlainName { [partIndex] in try builder.place(plain: $0, partIndex: partIndex) }

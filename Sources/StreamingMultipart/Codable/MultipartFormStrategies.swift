@@ -46,6 +46,13 @@ public enum MultipartFormDateStrategy: Sendable {
 extension FormKeyPath {
     /// The coding path the standard errors carry.
     var codingPath: [any CodingKey] { components.map(FormCodingKey.init) }
+
+    /// The path an error's coding path names: a key with an integer value is a list index.
+    init(codingPath: [any CodingKey]) {
+        self = codingPath.reduce(FormKeyPath()) { path, key in
+            path.appending(key.intValue.map { .index($0) } ?? .key(key.stringValue))
+        }
+    }
 }
 
 /// A coding key for an object key or a list index, as `DecodingError`s and `EncodingError`s carry them.

@@ -17,6 +17,9 @@ extension MultipartError {
     /// - 413 Content Too Large: ``Code/limitExceeded``.
     /// - 415 Unsupported Media Type: ``Code/invalidContentType`` (not multipart), ``Code/unsupportedContentEncoding``,
     ///   ``Code/unsupportedCharset``.
+    /// - 422 Unprocessable Content: ``Code/missingField``, ``Code/invalidField`` (the form does not decode into the
+    ///   route's type).
+    /// - The status the filter chose: ``Code/fileRefused`` (415 unless it chose another).
     /// - 503 Service Unavailable: ``Code/cancelled`` (the server's task was cancelled, as when it shuts down),
     ///   ``Code/serverBusy`` (a shared budget had no room within its wait).
     /// - 507 Insufficient Storage: ``Code/insufficientStorage``; ``Code/writeFailed`` with `ENOSPC` or `EDQUOT` as its
@@ -39,6 +42,8 @@ extension MultipartError {
         case .timedOut: return 408
         case .limitExceeded: return 413
         case .invalidContentType, .unsupportedContentEncoding, .unsupportedCharset: return 415
+        case .missingField, .invalidField: return 422
+        case .fileRefused: return refusalStatus ?? 415
         case .cancelled, .serverBusy: return 503
         case .insufficientStorage: return 507
         case .writeFailed:
@@ -52,7 +57,8 @@ extension MultipartError {
     /// ``httpStatus``), and a fixed sentence for the server's own failures, whose messages name its folders and
     /// files (log those, with ``description``).
     public var clientMessage: String {
-        switch httpStatus {
+        if code == .fileRefused { return message }  // the route's own words, whatever status it chose
+        return switch httpStatus {
         case 400..<500: message
         case 503: "the server is shutting down or busy; try again later"
         case 507: "the server has no room left for this upload"

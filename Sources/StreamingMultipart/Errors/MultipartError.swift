@@ -91,6 +91,14 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         /// A budget the server shares among its uploads (a ``MultipartMemoryBudget``) had no room for this one
         /// within its wait: the server is busy, and the client may try again later (HTTP 503).
         public static let serverBusy = Code("serverBusy")
+        /// A field the decoded type needs is not in the form (HTTP 422); the message names it as it would be sent.
+        public static let missingField = Code("missingField")
+        /// A field holds what the decoded type cannot read: text where a number, date or file is expected, a file
+        /// where text is, a name sent twice for one value (HTTP 422). The message names the field.
+        public static let invalidField = Code("invalidField")
+        /// A ``MultipartSpooler/fileFilter`` refused a file part before any of its bytes was stored; the
+        /// ``MultipartError/httpStatus`` is the one the filter chose.
+        public static let fileRefused = Code("fileRefused")
     }
 
     /// What kind of failure this is.
@@ -103,6 +111,8 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
     public var partIndex: Int?
     /// The underlying error (an `errno`, a stream's error), when there is one.
     public var cause: (any Error)?
+    /// The status a ``MultipartSpooler/fileFilter`` chose for a ``Code/fileRefused`` error.
+    var refusalStatus: Int?
 
     /// Creates an error.
     public init(code: Code, message: String, offset: Int64? = nil, partIndex: Int? = nil, cause: (any Error)? = nil) {

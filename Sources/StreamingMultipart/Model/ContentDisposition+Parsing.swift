@@ -179,7 +179,9 @@ extension ContentDisposition {
                 bytes.append(byte)
                 continue
             }
-            guard input.count >= 2, let high = hexValue(input.popFirst()!), let low = hexValue(input.popFirst()!) else {
+            guard input.count >= 2, let high = Hex.value(of: input.popFirst()!),
+                let low = Hex.value(of: input.popFirst()!)
+            else {
                 throw MultipartError(
                     code: .invalidHeader, message: "filename* has a bad % escape: \(String(reflecting: text))")
             }
@@ -197,15 +199,6 @@ extension ContentDisposition {
             throw MultipartError(
                 code: .invalidHeader,
                 message: "filename* has the unsupported charset \(String(reflecting: String(pieces[0])))")
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

@@ -61,17 +61,7 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
             watchdog.begin()
             watchdogStarted = true
         }
-        let chunk: Base.Element?
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-            chunk = try await iterator.next(isolation: actor)
-        } else {
-            // What the standard library's own default `next(isolation:)` does: the iterator is used by one task at a
-            // time (this one), so handing it to the nonisolated `next()` shares it with nothing.
-            nonisolated(unsafe) var unsafeIterator = iterator
-            defer { iterator = unsafeIterator }
-            chunk = try await unsafeIterator.next()
-        }
-        if let chunk {
+        if let chunk = try await iterator.nextChunk(isolation: actor) {
             let bytes = chunk.multipartBytes
             try watchdog?.received(bytes.count)
             try cursor.append(bytes)

@@ -10,6 +10,8 @@ struct FormCollector {
     private var memoryBytes: Int64 = 0
     /// Bytes of files handed to the store (the spool folder's or another).
     private var storedBytes: Int64 = 0
+    /// File parts the spooler's file filter skipped: they count against ``MultipartSpooler/Limits/maxFiles``.
+    private var skippedFiles = 0
 
     /// The body's watchdog, when the spooler has a body timeout: paused while the store is waited on.
     private let watchdog: BodyWatchdog?
@@ -52,6 +54,16 @@ struct FormCollector {
         fields.append((head, bytes))
     }
 
+    /// Keeps a field read whole elsewhere (an urlencoded form's), under the same budget as ``collectField``.
+    mutating func keepField(_ head: MultipartParser.PartHead, bytes: [UInt8]) throws {
+        try chargeRecord(head)
+        guard memoryBytes + Int64(bytes.count) <= limits.maxMemoryBytes else {
+            throw breach("maxMemoryBytes", limits.maxMemoryBytes, "bytes the form keeps in memory", head)
+        }
+        memoryBytes += Int64(bytes.count)
+        fields.append((head, bytes))
+    }
+
     /// Spools the files inside a multipart/mixed part, each as a file of the outer field, under the same limits
     /// (they count as files). Depth 1: a multipart/mixed part inside it is kept as a field.
     mutating func spoolMixed<Base>(
@@ -86,14 +98,26 @@ struct FormCollector {
         isolation actor: isolated (any Actor)?
     ) async throws {
         let head = recorded ?? part.head
-        guard files.count < limits.maxFiles else {
+        guard files.count + skippedFiles < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
-        try chargeRecord(head)
-        let store = spooler.fileStore
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
             partIndex: head.index)
+        switch spooler.fileFilter?(file) ?? .store {
+        case .store: break
+        case .skip:
+            skippedFiles += 1
+            var body = part.body.makeAsyncIterator()
+            while try await body.next(isolation: actor) != nil {}
+            return
+        case .refuse(let status, let message):
+            var refusal = MultipartError(code: .fileRefused, message: message, partIndex: head.index)
+            refusal.refusalStatus = status
+            throw refusal
+        }
+        try chargeRecord(head)
+        let store = spooler.fileStore
         var digest = spooler.digest?.init()
         var inMemory: [UInt8] = []
         var writer: HashingStoreWriter?

@@ -8,7 +8,8 @@ public import Logging
 /// 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the client's filename), hashed as it
 /// is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
 /// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxMemoryBytes`` together, and decoded per the
-/// form's `_charset_` field.
+/// form's `_charset_` field. A form sent `application/x-www-form-urlencoded` (a browser's form without files) is
+/// read into the same ``SpooledForm``, so that one route and one `Decodable` take both encodings.
 ///
 /// ```swift
 /// let spooler = MultipartSpooler(directory: "/var/spool/uploads")
@@ -40,6 +41,9 @@ public struct MultipartSpooler: Sendable {
     public var diskBudget: DiskBudget?
     /// Where file parts go instead of ``directory``, when set: object storage, say (`StreamingMultipartS3`).
     public var store: (any MultipartFileStore)?
+    /// Decides for each file part, before any of its bytes is stored, whether to store it, skip it or refuse the
+    /// form (``MultipartFileDecision``); nil stores every file. It sees the files inside a multipart/mixed part too.
+    public var fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)?
     /// Where the spooler tells what it cannot throw: a stored file of a failed form that the store would not remove
     /// (a warning naming the object left behind). No-op by default.
     public var logger: Logger = .disabled
@@ -91,7 +95,11 @@ public struct MultipartSpooler: Sendable {
     ///
     /// - Parameters:
     ///   - body: the request body's chunks.
-    ///   - contentType: the request's `Content-Type`, which holds the boundary.
+    ///   - contentType: the request's `Content-Type`: `multipart/form-data` with its boundary, or
+    ///     `application/x-www-form-urlencoded` (a form without files, as browsers send it), whose fields are read
+    ///     into the same ``SpooledForm`` under the same limits: ``MultipartParser/Limits/maxParts`` fields, each
+    ///     value under ``MultipartParser/Limits/maxFieldBytes``, all of them under ``Limits/maxMemoryBytes``, and
+    ///     the body under ``maxURLEncodedBodyBytes``.
     ///   - contentEncoding: the request's `Content-Encoding`: `gzip`, `x-gzip`, `deflate` or nil.
     ///   - isolation: the caller's actor, which the parse and the writes run on (no hop per chunk) when there is
     ///     no ``Limits/bodyTimeout``; with one, they run in a child task beside the watchdog.
@@ -100,21 +108,29 @@ public struct MultipartSpooler: Sendable {
     ///   ``MultipartError/Code/writeFailed`` when a file cannot be created or written, with the ``SystemCallError``
     ///   as its cause (`ENOSPC` for a full disk); ``MultipartError/Code/insufficientStorage`` when the
     ///   ``diskBudget`` is spent; ``MultipartError/Code/timedOut`` under the ``Limits/bodyTimeout``;
-    ///   ``MultipartError/Code/unsupportedCharset``; `CancellationError`; whatever `body` throws.
+    ///   ``MultipartError/Code/unsupportedCharset``; ``MultipartError/Code/fileRefused`` when the ``fileFilter``
+    ///   refuses a file; ``MultipartError/Code/unsupportedContentEncoding`` for an urlencoded form sent
+    ///   compressed; `CancellationError`; whatever `body` throws.
     public func spool<Body: AsyncSequence>(
         _ body: sending Body, contentType: String, contentEncoding: String? = nil,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> SpooledForm where Body.Element: MultipartChunk {
         try limits.validate()
-        var parts = try body.multipartParts(
-            contentType: contentType, contentEncoding: contentEncoding, limits: limits.parser, mode: mode)
-        guard let rule = limits.bodyTimeout else { return try await collect(parts, isolation: isolation) }
-        let watchdog = BodyWatchdog(rule)
-        parts.watchdog = watchdog
+        let watchdog = limits.bodyTimeout.map(BodyWatchdog.init)
+        let collecting: any FormCollecting
+        if Self.isURLEncoded(contentType) {
+            collecting = CollectingURLEncoded(
+                spooler: self, body: body, contentEncoding: contentEncoding, watchdog: watchdog)
+        } else {
+            var parts = try body.multipartParts(
+                contentType: contentType, contentEncoding: contentEncoding, limits: limits.parser, mode: mode)
+            parts.watchdog = watchdog
+            collecting = CollectingParts(spooler: self, parts: parts)
+        }
+        guard let watchdog else { return try await collecting.collect(isolation: isolation) }
         // The body (sent here) and the parts made of it go to the child task; this task never touches them again.
-        let collecting: any FormCollecting = CollectingParts(spooler: self, parts: parts)
         let form: SpooledForm? = try await withThrowingTaskGroup(of: SpooledForm?.self) { group in
-            group.addTask { try await collecting.collect() }
+            group.addTask { try await collecting.collect(isolation: nil) }
             group.addTask {
                 try await watchdog.watch()  // returns only by throwing: the timeout, or cancellation
                 return nil
@@ -174,8 +190,8 @@ public struct MultipartSpooler: Sendable {
 
 /// A spool's collecting, handed to the child task that runs it beside its watchdog: an existential, so that the
 /// child's closure captures no generic type.
-private protocol FormCollecting: Sendable {
-    func collect() async throws -> SpooledForm
+protocol FormCollecting: Sendable {
+    func collect(isolation: isolated (any Actor)?) async throws -> SpooledForm
 }
 
 /// The parts of a body sent to ``MultipartSpooler/spool(_:contentType:contentEncoding:isolation:)``, moved to the child
@@ -185,5 +201,7 @@ where Base.Element: MultipartChunk {
     let spooler: MultipartSpooler
     let parts: MultipartParts<Base>
 
-    func collect() async throws -> SpooledForm { try await spooler.collect(parts, isolation: nil) }
+    func collect(isolation: isolated (any Actor)?) async throws -> SpooledForm {
+        try await spooler.collect(parts, isolation: isolation)
+    }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import MultipartTestSupport
+import StreamingMultipart
+import Testing
+
+/// The spooler's file filter: asked for each file part before any of its bytes is stored, it stores, skips or
+/// refuses; a refused form leaves nothing in the folder or the store, a skipped file leaves the rest of the form.
+@Suite struct FileFilterTests {
+    static let png: [UInt8] = {
+        var random = SeededGenerator(seed: 31)
+        return random.bytes(300_000)
+    }()
+    static let svg = Array("<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>".utf8)
+
+    /// A caption, a PNG, an SVG (after the PNG: the PNG is stored when the SVG comes) and a text file.
+    static func body() throws -> MultipartBody {
+        var body = MultipartBody()
+        try body.append(.text("Sunset", name: "caption"))
+        try body.append(.data(Data(png), name: "photos[]", filename: "sun.png", contentType: "image/png"))
+        try body.append(.data(Data(svg), name: "photos[]", filename: "logo.svg", contentType: "image/svg+xml"))
+        try body.append(.data(Data("notes".utf8), name: "notes", filename: "notes.txt", contentType: "text/plain"))
+        return body
+    }
+
+    /// Records what the filter was asked, and refuses or skips SVG images.
+    final class SVGFilter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [MultipartStoreFile] = []
+        let decision: MultipartFileDecision
+
+        init(_ decision: MultipartFileDecision) { self.decision = decision }
+
+        var asked: [MultipartStoreFile] { lock.withLock { seen } }
+
+        func decide(_ file: MultipartStoreFile) -> MultipartFileDecision {
+            lock.withLock { seen.append(file) }
+            return file.contentType == "image/svg+xml" ? decision : .store
+        }
+    }
+
+    static let refusal = MultipartFileDecision.refuse(status: 415, message: "SVG images are not accepted")
+
+    @Test(arguments: [1, 997, 65536])
+    func aRefusedFileLeavesNothingInTheFolder(chunk: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let filter = SVGFilter(Self.refusal)
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = filter.decide
+        let body = try Self.body()
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: chunk), contentType: body.contentType)
+        }
+        #expect(error?.code == .fileRefused && error?.partIndex == 2)
+        #expect(error?.httpStatus == 415 && error?.clientMessage == "SVG images are not accepted")
+        #expect(try folder.contents() == [])
+        #expect(filter.asked.map(\.filename) == ["sun.png", "logo.svg"])
+        #expect(
+            filter.asked.last
+                == MultipartStoreFile(
+                    name: "photos[]", filename: "logo.svg", contentType: "image/svg+xml", partIndex: 2))
+    }
+
+    @Test func aRefusedFileLeavesNothingInTheStore() async throws {
+        let store = RecordingStore()
+        var spooler = MultipartSpooler(store: store, limits: .untimed)
+        spooler.fileFilter = SVGFilter(.refuse(status: 422, message: "no SVG")).decide
+        let body = try Self.body()
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        }
+        #expect(error?.code == .fileRefused && error?.httpStatus == 422)
+        #expect(store.isEmpty)
+        #expect(store.removed.count == 1, "the PNG, stored before the SVG came, was removed")
+    }
+
+    @Test(arguments: [1, 997, 65536])
+    func aSkippedFileIsDrainedAndTheRestIsStored(chunk: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let filter = SVGFilter(.skip)
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed, digest: FNV1aDigest.self)
+        spooler.fileFilter = filter.decide
+        let body = try Self.body()
+        try await spooler.withSpooledForm(
+            chunkStream(try body.bytes(), size: chunk), contentType: body.contentType
+        ) { form throws in
+            #expect(form.value(of: "caption") == "Sunset")
+            #expect(form.files.map(\.filename) == ["sun.png", "notes.txt"])
+            #expect(form.files.map(\.partIndex) == [1, 3])
+            #expect(form.files[0].digest?.hex == FNV1aDigest.hex(Self.png))
+            #expect(try form.files[1].contents() == Array("notes".utf8))
+            #expect(try folder.contents().count == 2, "the PNG and the notes are on disk, the SVG never was")
+        }
+        #expect(filter.asked.map(\.filename) == ["sun.png", "logo.svg", "notes.txt"])
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func skippedFilesCountAgainstMaxFiles() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits.untimed
+        limits.maxFiles = 2
+        var spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        spooler.fileFilter = SVGFilter(.skip).decide
+        let body = try Self.body()
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        }
+        #expect(error?.code == .limitExceeded && error?.message.contains("maxFiles") == true)
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func aSkippedFileStillCountsAgainstTheParsersLimits() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits.untimed
+        limits.parser.maxFileBytes = 1000
+        var spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        spooler.fileFilter = { _ in .skip }
+        let body = try Self.body()
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 4096), contentType: body.contentType)
+        }
+        #expect(error?.code == .limitExceeded && error?.partIndex == 1)
+    }
+
+    @Test func theFilterSeesTheFilesInsideAMultipartMixedPart() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let asked = SVGFilter(.store)
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = { file in
+            _ = asked.decide(file)
+            return file.filename == "a.txt" ? .skip : .store
+        }
+        let body = MixedPartTests.curlBody(Array("hello a".utf8), Array("hello b".utf8))
+        try await spooler.withSpooledForm(chunkStream(body, size: 5), contentType: MixedPartTests.contentType) {
+            form in
+            #expect(form.files.map(\.filename) == ["b.txt"])
+            #expect(form.files.map(\.name) == ["f"])
+            #expect(form.value(of: "g") == "text")
+        }
+        #expect(asked.asked.map(\.filename) == ["a.txt", "b.txt"])
+        #expect(asked.asked.map(\.name) == ["f", "f"])
+    }
+}
