@@ -83,7 +83,7 @@ struct ServerOptions {
           --echo-bytes N       bytes of a value, name or filename echoed in an answer (default 256)
           --stale-after S      at start, remove spooled files a crashed run left, last written over S seconds ago
                                (default 0: the spool folder is this server's alone)
-          --store s3://BUCKET/PREFIX  files go into the bucket under PREFIX (credentials from AWS_ACCESS_KEY_ID,
+          --store s3://BUCKET/PREFIX  files go into the bucket under PREFIX/ (credentials from AWS_ACCESS_KEY_ID,
                                AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); each file's answer names its key
           --s3-endpoint URL    the S3 endpoint (required with --store), e.g. http://127.0.0.1:7480
           --s3-region R        the region requests are signed for (default: AWS_REGION, else us-east-1)
@@ -150,7 +150,10 @@ struct ServerOptions {
                 let rest = text.dropFirst("s3://".count)
                 let bucket = rest.prefix { $0 != "/" }
                 guard !bucket.isEmpty else { throw UsageError("--store takes s3://BUCKET/PREFIX") }
-                store = (String(bucket), String(rest.dropFirst(bucket.count + 1)))
+                // The prefix is a folder, as `aws s3 cp --recursive` reads it: `s3://b/forms` puts keys under `forms/`.
+                var prefix = String(rest.dropFirst(bucket.count + 1))
+                if !prefix.isEmpty && !prefix.hasSuffix("/") { prefix += "/" }
+                store = (String(bucket), prefix)
             case "--s3-endpoint":
                 guard let url = URL(string: try value(argument)), ["http", "https"].contains(url.scheme),
                     url.host != nil

@@ -104,8 +104,9 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
     }
 
     func twoServersOneBucket(_ store: S3Endpoint) async throws {
+        // `forms` without its "/" is a folder too, as `aws s3 cp --recursive` reads it: the keys are `forms/…`.
         let arguments = [
-            "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
+            "--store", "s3://\(store.bucket)/forms", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
             "--s3-concurrency", "2",
         ]
         let servers = try await offPool {
