@@ -53,7 +53,7 @@ struct BuildCommand: ParsableCommand {
                 (bodyOnStandardOutput ? FileHandle.standardError : FileHandle.standardOutput).write(Data(line.utf8))
             }
         } catch let error as MultipartError {
-            throw Self.fail(error.description)
+            throw Self.fail(error.sentence)
         } catch let error as FormSpec.ParseError {
             throw Self.fail(error.description)
         }

@@ -69,7 +69,7 @@ struct ParseFailure: Error, CustomStringConvertible {
         }
     }
 
-    var description: String { (error?.description ?? message) + (hint.map { ": \($0)" } ?? "") }
+    var description: String { (error?.sentence ?? message) + (hint.map { ": \($0)" } ?? "") }
 
     var json: String {
         JSONText.object([

@@ -233,7 +233,7 @@ struct ParseCommand: ParsableCommand {
                 while let event = try mixed!.parser.next() { try handle(event, inside: outer) }
             } catch var error as MultipartError {
                 error.message =
-                    "inside part \(outer.index) (\(outer.name.debugDescription), multipart/mixed): "
+                    "inside part \(outer.index + 1) (\(outer.name.debugDescription), multipart/mixed): "
                     + error.message
                 throw error
             }

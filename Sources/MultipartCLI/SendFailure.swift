@@ -34,7 +34,7 @@ struct SendFailure: Error {
         case let failure as SendFailure:
             self = failure
         case let error as MultipartError:
-            self.init(exitCode: 26, message: "reading the form failed: \(error.description)")
+            self.init(exitCode: 26, message: "reading the form failed: \(error.sentence)")
         case let error as NIOConnectionError where error.connectionErrors.isEmpty:
             self.init(exitCode: 6, message: "could not resolve host \(error.host)")
         case let error as NIOConnectionError:

@@ -33,23 +33,30 @@ extension UploadPlan {
         next(afterFailure: Self.transientReason(error))
     }
 
-    /// Why an error is worth another attempt, or nil: the connection failed, was refused, reset, closed early or
-    /// timed out. A DNS failure, a TLS failure and the body's own errors are not.
+    /// Why an error is worth another attempt, in words a person reads ("connection refused (errno 111)"), or nil:
+    /// the connection failed, was refused, reset, closed early or timed out. A DNS failure, a TLS failure and the
+    /// body's own errors are not.
     static func transientReason(_ error: any Error) -> String? {
         switch error {
         case let error as HTTPClientError:
-            let transient: [HTTPClientError] = [
-                .remoteConnectionClosed, .connectTimeout, .readTimeout, .writeTimeout, .getConnectionFromPoolTimeout,
-            ]
-            return transient.contains(error) ? "\(error)" : nil
+            switch error {
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .connectTimeout: return "connecting timed out"
+            case .readTimeout: return "the answer timed out"
+            case .writeTimeout: return "sending timed out"
+            case .getConnectionFromPoolTimeout: return "no connection was free in time"
+            default: return nil
+            }
         case let error as NIOConnectionError:
-            return error.connectionErrors.isEmpty ? nil : "connection failed (\(error.connectionErrors[0].error))"
+            return error.connectionErrors.first.map { transientReason($0.error) ?? "connecting failed" }
         case let error as IOError:
             let transient = [ECONNREFUSED, ECONNRESET, EPIPE, ETIMEDOUT, ENETUNREACH, EHOSTUNREACH, ECONNABORTED]
-            return transient.contains(error.errnoCode) ? "\(error)" : nil
+            guard transient.contains(error.errnoCode) else { return nil }
+            return "\(String(cString: strerror(error.errnoCode)).lowercased()) (errno \(error.errnoCode))"
         case let error as ChannelError:
             switch error {
-            case .connectTimeout, .ioOnClosedChannel, .outputClosed, .eof: return "\(error)"
+            case .connectTimeout: return "connecting timed out"
+            case .ioOnClosedChannel, .outputClosed, .eof: return "the connection closed"
             default: return nil
             }
         default:

@@ -36,7 +36,7 @@ import Testing
             let error = #expect(throws: MultipartError.self) { try body.bytes(bufferSize: bufferSize) }
             #expect(error?.code == .boundaryInContent)
             #expect(error?.partIndex == 1)
-            #expect(error?.message.contains("part 1 (\"upload\")") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("part 2 (\"upload\")") == true, "\(error?.message ?? "")")
             #expect(error?.message.contains("at byte 8 of its content") == true, "\(error?.message ?? "")")
         }
         // Written to a file, nothing is left behind.

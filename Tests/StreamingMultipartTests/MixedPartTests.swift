@@ -117,7 +117,7 @@ import Testing
                 chunkStream(body, size: 100), contentType: Self.contentType)
         } throws: { error in
             guard let error = error as? MultipartError else { return false }
-            return error.partIndex == 0 && error.message.hasPrefix("inside part 0 (\"f\", multipart/mixed): ")
+            return error.partIndex == 0 && error.message.hasPrefix("inside part 1 (\"f\", multipart/mixed): ")
         }
         #expect(try folder.contents() == [])
     }

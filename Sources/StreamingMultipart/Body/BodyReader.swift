@@ -330,7 +330,7 @@ public struct BodyReader: ~Copyable {
         let name = part.headers[.contentDisposition].flatMap { try? ContentDisposition(parsing: $0) }?.name
         throw MultipartError(
             code: .boundaryInContent,
-            message: "part \(index)\(name.map { " (\"\($0)\")" } ?? "") holds the boundary "
+            message: "part \(index + 1)\(name.map { " (\"\($0)\")" } ?? "") holds the boundary "
                 + "\(String(reflecting: boundary.value)) at byte \(offset) of its content: the receiver would read a "
                 + "part of its own there (choose another boundary, or let the body draw a random one)",
             partIndex: index)

@@ -76,7 +76,7 @@ public struct MultipartBody: Sendable {
         try part.validateFormData(partIndex: parts.count)
         if let length = part.content.length, length < 0 {
             throw MultipartError(
-                code: .lengthMismatch, message: "part \(parts.count) declares a negative length (\(length) bytes)",
+                code: .lengthMismatch, message: "part \(parts.count + 1) declares a negative length (\(length) bytes)",
                 partIndex: parts.count)
         }
         if part.contains(boundary) {

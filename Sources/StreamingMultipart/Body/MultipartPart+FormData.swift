@@ -17,33 +17,34 @@ extension MultipartPart {
         guard headers.count <= limits.maxHeadersPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
-                message: "part \(partIndex) has \(headers.count) headers, more than the parser's maxHeadersPerPart "
+                message: "part \(partIndex + 1) has \(headers.count) headers, more than the parser's maxHeadersPerPart "
                     + "(\(limits.maxHeadersPerPart))", partIndex: partIndex)
         }
         let headerBytes = headers.encoded.count
         guard headerBytes <= limits.maxHeaderBytesPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
-                message: "the headers of part \(partIndex) take \(headerBytes) bytes, more than the parser's "
+                message: "the headers of part \(partIndex + 1) take \(headerBytes) bytes, more than the parser's "
                     + "maxHeaderBytesPerPart (\(limits.maxHeaderBytesPerPart))", partIndex: partIndex)
         }
         let dispositions = headers.values(for: .contentDisposition)
         guard let value = dispositions.first else {
             throw MultipartError(
                 code: .missingContentDisposition,
-                message: "part \(partIndex) has no Content-Disposition header (RFC 7578 §4.2)", partIndex: partIndex)
+                message: "part \(partIndex + 1) has no Content-Disposition header (RFC 7578 §4.2)", partIndex: partIndex
+            )
         }
         for (name, count) in [("Content-Disposition", dispositions.count), ("Content-Type", contentTypeCount)]
         where count > 1 {
             throw MultipartError(
-                code: .duplicateHeader, message: "part \(partIndex) has \(count) \(name) headers; a part has one",
+                code: .duplicateHeader, message: "part \(partIndex + 1) has \(count) \(name) headers; a part has one",
                 partIndex: partIndex)
         }
         let disposition: ContentDisposition
         do {
             disposition = try ContentDisposition(parsing: value)
         } catch var error as MultipartError {
-            error.message = "part \(partIndex): \(error.message)"
+            error.message = "part \(partIndex + 1): \(error.message)"
             error.partIndex = partIndex
             throw error
         }
@@ -51,13 +52,13 @@ extension MultipartPart {
             throw MultipartError(
                 code: .invalidHeader,
                 message:
-                    "the Content-Disposition type of part \(partIndex) is \(String(reflecting: disposition.type)), "
+                    "the Content-Disposition type of part \(partIndex + 1) is \(String(reflecting: disposition.type)), "
                     + "not form-data (RFC 7578 §4.2)", partIndex: partIndex)
         }
         guard disposition.name != nil else {
             throw MultipartError(
                 code: .missingName,
-                message: "the Content-Disposition of part \(partIndex) has no name (RFC 7578 §4.2)",
+                message: "the Content-Disposition of part \(partIndex + 1) has no name (RFC 7578 §4.2)",
                 partIndex: partIndex)
         }
     }

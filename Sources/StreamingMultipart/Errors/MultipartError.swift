@@ -107,7 +107,8 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The byte offset in the body where the failure happened, when there is one.
     public var offset: Int64?
-    /// The index of the part involved, when there is one.
+    /// The index of the part involved, from 0, when there is one. Messages count parts from 1, as people do: the
+    /// part at index 0 is "part 1".
     public var partIndex: Int?
     /// The underlying error (an `errno`, a stream's error), when there is one.
     public var cause: (any Error)?
@@ -139,7 +140,8 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "MultipartError.\(code): \(message)"
-        if let partIndex, !message.contains("part \(partIndex)") { text += " (part \(partIndex))" }  // said once
+        // The part is said once: in the message, or here (counted from 1, as the messages count).
+        if let partIndex, !message.contains("part \(partIndex + 1)") { text += " (part \(partIndex + 1))" }
         if let offset { text += " (at byte \(offset))" }
         if let cause { text += " (cause: \(cause))" }
         return text

@@ -93,7 +93,7 @@ extension MultipartParser {
     private func limitError(_ part: PartBody) -> MultipartError {
         MultipartError(
             code: .limitExceeded,
-            message: "part \(partCount - 1) is larger than \(part.isFile ? "maxFileBytes" : "maxFieldBytes") "
+            message: "part \(partCount) is larger than \(part.isFile ? "maxFileBytes" : "maxFieldBytes") "
                 + "(\(part.limit) bytes)",
             offset: bufferOffset, partIndex: partCount - 1)
     }

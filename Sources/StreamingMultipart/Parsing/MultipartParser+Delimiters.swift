@@ -156,13 +156,13 @@ extension MultipartParser {
                         + "delimiter", start)
             case .partBodyStart where strict:
                 return invalid(
-                    "part \(partCount - 1)'s body begins with the delimiter, with no line break of its own: Go and "
+                    "part \(partCount)'s body begins with the delimiter, with no line break of its own: Go and "
                         + "Werkzeug read an empty part there, python-multipart reads the delimiter as data (use "
                         + "lenient mode to read an empty part)", start)
             case .partBodyStart:
                 if case .close = ending {
                     return invalid(
-                        "part \(partCount - 1)'s body begins with the close delimiter, with no line break of its own: "
+                        "part \(partCount)'s body begins with the close delimiter, with no line break of its own: "
                             + "Go and Werkzeug end the body there, python-multipart reads it as data and reads on",
                         start)
                 }

@@ -62,7 +62,7 @@ extension MultipartParser {
         guard mode == .lenient else {
             throw MultipartError(
                 code: .invalidHeader,
-                message: "a header line of part \(partCount - 1) ends in a bare LF; strict mode "
+                message: "a header line of part \(partCount) ends in a bare LF; strict mode "
                     + "requires CRLF (use lenient mode)", offset: bodyOffset(newline), partIndex: partCount - 1)
         }
         quirks.insert(.lineFeedLineEndings)
@@ -74,7 +74,7 @@ extension MultipartParser {
         guard size > limits.maxHeaderBytesPerPart else { return }
         throw MultipartError(
             code: .limitExceeded,
-            message: "the headers of part \(partCount - 1) are larger than maxHeaderBytesPerPart "
+            message: "the headers of part \(partCount) are larger than maxHeaderBytesPerPart "
                 + "(\(limits.maxHeaderBytesPerPart) bytes)",
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
@@ -124,7 +124,7 @@ extension MultipartParser {
         guard block.fields < limits.maxHeadersPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
-                message: "part \(partCount - 1) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
+                message: "part \(partCount) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
                 offset: offset, partIndex: partCount - 1)
         }
         block.fields += 1
@@ -148,7 +148,7 @@ extension MultipartParser {
             // keeps the last of each.
             guard mode == .lenient else {
                 throw MultipartError(
-                    code: .duplicateHeader, message: "part \(partCount - 1) has more than one \(repeated) header",
+                    code: .duplicateHeader, message: "part \(partCount) has more than one \(repeated) header",
                     offset: bufferOffset, partIndex: partCount - 1)
             }
             quirks.insert(.duplicateHeaders)
@@ -156,7 +156,7 @@ extension MultipartParser {
         guard block.dispositions > 0 else {
             throw MultipartError(
                 code: .missingContentDisposition,
-                message: "part \(partCount - 1) has no Content-Disposition header (RFC 7578 §4.2)",
+                message: "part \(partCount) has no Content-Disposition header (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         let dropping = (max(block.dispositions - 1, 0), max(block.contentTypes - 1, 0))
@@ -170,10 +170,10 @@ extension MultipartParser {
         } catch var error as MultipartError {
             if error.code == .limitExceeded {
                 error.message =
-                    "the Content-Disposition of part \(partCount - 1) has more than maxParametersPerHeader "
+                    "the Content-Disposition of part \(partCount) has more than maxParametersPerHeader "
                     + "(\(limits.maxParametersPerHeader)) parameters"
             } else {
-                error.message = "part \(partCount - 1): \(error.message)"
+                error.message = "part \(partCount): \(error.message)"
             }
             error.offset = bufferOffset
             error.partIndex = partCount - 1
@@ -202,7 +202,7 @@ extension MultipartParser {
         guard info.name != nil else {
             throw MultipartError(
                 code: .missingName,
-                message: "the Content-Disposition of part \(partCount - 1) has no name (RFC 7578 §4.2)",
+                message: "the Content-Disposition of part \(partCount) has no name (RFC 7578 §4.2)",
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         self.quirks.formUnion(quirks)
@@ -211,7 +211,7 @@ extension MultipartParser {
 
     private func headerError(_ message: String, offset: Int64) -> MultipartError {
         MultipartError(
-            code: .invalidHeader, message: "part \(partCount - 1): \(message)", offset: offset, partIndex: partCount - 1
+            code: .invalidHeader, message: "part \(partCount): \(message)", offset: offset, partIndex: partCount - 1
         )
     }
 

@@ -34,7 +34,8 @@ extension MultipartParser {
         guard let boundary = head.mixedBoundary else {
             throw MultipartError(
                 code: .invalidContentType,
-                message: "part \(head.index) (\(head.name.debugDescription)) is not multipart/mixed with a boundary: "
+                message:
+                    "part \(head.index + 1) (\(head.name.debugDescription)) is not multipart/mixed with a boundary: "
                     + (head.contentType.map(\.debugDescription) ?? "no Content-Type"),
                 partIndex: head.index)
         }

@@ -293,13 +293,13 @@ public struct MultipartParser: Sendable {
             if buffer.isEmpty && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
             throw fail(
                 MultipartError(
-                    code: .truncated, message: "the body ended inside the headers of part \(partCount - 1)",
+                    code: .truncated, message: "the body ended inside the headers of part \(partCount)",
                     offset: inputEnd, partIndex: partCount - 1))
         case .body(let part):
             throw fail(
                 MultipartError(
                     code: .truncated,
-                    message: "the body ended inside part \(partCount - 1) (\(part.bytes) body bytes read) "
+                    message: "the body ended inside part \(partCount) (\(part.bytes) body bytes read) "
                         + "before its closing boundary",
                     offset: inputEnd, partIndex: partCount - 1))
         case .transitioning:
@@ -310,7 +310,7 @@ public struct MultipartParser: Sendable {
     private func missingCloseDelimiter() -> MultipartError {
         MultipartError(
             code: .missingCloseDelimiter,
-            message: "the body ended after part \(partCount - 1) without the close delimiter --\(boundary.value)--",
+            message: "the body ended after part \(partCount) without the close delimiter --\(boundary.value)--",
             offset: inputEnd)
     }
 

@@ -155,7 +155,7 @@ struct URLEncodedFormReader {
         return MultipartError(
             code: .limitExceeded,
             message:
-                "field \(fieldIndex) (\(named)) of the urlencoded form passes \(limit) (\(bound) bytes of its \(what))",
+                "field \(fieldIndex + 1) (\(named)) of the urlencoded form passes \(limit) (\(bound) bytes of its \(what))",
             offset: offset, partIndex: fieldIndex)
     }
 }

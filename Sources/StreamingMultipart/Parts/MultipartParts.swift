@@ -190,7 +190,7 @@ extension MultipartParts {
                 guard bytes.count + chunk.count <= maxBytes else {
                     throw MultipartError(
                         code: .limitExceeded,
-                        message: "part \(index) is longer than the \(maxBytes) bytes collect(upTo:) allows",
+                        message: "part \(index + 1) is longer than the \(maxBytes) bytes collect(upTo:) allows",
                         partIndex: index)
                 }
                 bytes += chunk

@@ -66,14 +66,14 @@ enum FieldCharset {
                 ? "which is not ASCII-compatible: browsers never submit a form in it" : "which is not decoded"
             throw MultipartError(
                 code: .unsupportedCharset,
-                message: "field \"\(name)\" (part \(partIndex)) is in charset \"\(charset)\", \(why)",
+                message: "field \"\(name)\" (part \(partIndex + 1)) is in charset \"\(charset)\", \(why)",
                 partIndex: partIndex)
         }
         if encoding == .utf8 { return String(decoding: bytes, as: UTF8.self) }
         guard let value = String(bytes: bytes, encoding: encoding) else {
             throw MultipartError(
                 code: .unsupportedCharset,
-                message: "field \"\(name)\" (part \(partIndex)) holds bytes that are not valid \(label)",
+                message: "field \"\(name)\" (part \(partIndex + 1)) holds bytes that are not valid \(label)",
                 partIndex: partIndex)
         }
         return value

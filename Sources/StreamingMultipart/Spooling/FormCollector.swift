@@ -84,7 +84,7 @@ struct FormCollector {
         } catch var error as MultipartError where error.partIndex != outer.index || error.offset != nil {
             // The nested body's offsets and part numbers are its own: say where it sits.
             error.message =
-                "inside part \(outer.index) (\(outer.name.debugDescription), multipart/mixed): "
+                "inside part \(outer.index + 1) (\(outer.name.debugDescription), multipart/mixed): "
                 + error.message
             error.partIndex = outer.index
             throw error
@@ -275,6 +275,6 @@ struct FormCollector {
     }
 
     private func describe(_ head: MultipartParser.PartHead) -> String {
-        "part \(head.index) (\"\(head.name)\")"
+        "part \(head.index + 1) (\"\(head.name)\")"
     }
 }

@@ -91,5 +91,5 @@ final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
 
 extension MultipartStoreFile {
     /// The part, as errors name it: `part 2 ("photo")`.
-    var describedPart: String { "part \(partIndex) (\"\(name)\")" }
+    var describedPart: String { "part \(partIndex + 1) (\"\(name)\")" }
 }
