@@ -28,7 +28,7 @@ struct SendCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Where to send the form: an http or https URL.")
+    @Argument(help: "Where to send the form: an http or https URL (without a scheme, http, as curl reads it).")
     var url: String
 
     @OptionGroup var form: FormArguments
@@ -46,6 +46,32 @@ struct SendCommand: AsyncParsableCommand {
 
     @Flag(name: [.short, .long], help: "Exit with status 22, writing nothing, when the HTTP status is 400 or more.")
     var fail = false
+
+    @Flag(help: "Exit with status 22 when the HTTP status is 400 or more, after writing the body.")
+    var failWithBody = false
+
+    @Flag(name: [.short, .long], help: "Write the response's status line and headers before its body.")
+    var include = false
+
+    @Option(
+        name: [.customShort("D"), .customLong("dump-header")],
+        help: ArgumentHelp(
+            "Write the response's status line and headers here (- for standard output).", valueName: "file"))
+    var dumpHeader: String?
+
+    @Option(
+        name: [.customShort("w"), .customLong("write-out")],
+        help: ArgumentHelp(
+            "Write this to standard output at the end, with %{http_code}, %{size_upload}, %{size_download}, "
+                + "%{time_total}, %{speed_upload}, %{speed_download}, %{url_effective}, %{num_redirects} and "
+                + "%{content_type} replaced, as curl does.",
+            valueName: "format"))
+    var writeOut: String?
+
+    @Flag(
+        name: [.short, .long],
+        help: "Write the request's head (> lines) and the response's (< lines) to standard error.")
+    var verbose = false
 
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects (307/308 resend the body).")
     var location = false
@@ -94,10 +120,15 @@ struct SendCommand: AsyncParsableCommand {
 
     enum ProgressStyle: String, ExpressibleByArgument, CaseIterable { case bar, plain, none }
 
+    /// The URL as curl reads it: one without `scheme://` is `http://`.
+    var target: String { url.contains("://") ? url : "http://" + url }
+
     func validate() throws {
-        guard let url = URL(string: url), ["http", "https"].contains(url.scheme?.lowercased()), url.host != nil else {
+        guard let url = URL(string: target), ["http", "https"].contains(url.scheme?.lowercased()), url.host != nil
+        else {
             throw ValidationError("\(self.url.debugDescription) is not an http or https URL")
         }
+        guard !(fail && failWithBody) else { throw ValidationError("--fail and --fail-with-body exclude each other") }
         _ = try requestHeaders()
         guard retry >= 0, maxRedirs >= 0 else { throw ValidationError("--retry and --max-redirs must be 0 or more") }
         guard retryDelay >= 0, connectTimeout > 0, maxTime.map({ $0 > 0 }) ?? true else {
@@ -118,10 +149,10 @@ struct SendCommand: AsyncParsableCommand {
             body = try form.makeBody()
         } catch let error as MultipartError where Self.unreadableFile.contains(error.code) {
             // curl's status for a file part it cannot open: 26, "failed to open/read local data".
-            FileHandle.standardError.write(Data("multipart: \(error.description)\n".utf8))
+            FileHandle.standardError.write(Data("multipart: \(error.sentence)\n".utf8))
             throw ExitCode(26)
         } catch let error as MultipartError {
-            throw BuildCommand.fail(error.description)
+            throw BuildCommand.fail(error.sentence)
         } catch let error as FormSpec.ParseError {
             throw BuildCommand.fail(error.description)
         }
@@ -142,7 +173,7 @@ struct SendCommand: AsyncParsableCommand {
         try? await client.shutdown()
         if case .failure(let error) = outcome {
             if let code = error as? ExitCode { throw code }
-            let failure = SendFailure(error, url: url, maxTime: maxTime)
+            let failure = SendFailure(error, url: target, maxTime: maxTime)
             FileHandle.standardError.write(Data("multipart: \(failure.message)\n".utf8))
             throw ExitCode(failure.exitCode)
         }
@@ -155,9 +186,17 @@ struct SendCommand: AsyncParsableCommand {
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
         let silent = self.silent
+        let transfer = SharedTransferReport(TransferReport(urlEffective: target))
         options.onEvent = { event in
-            guard !silent, case .retrying(let attempt, let of, let delay, let reason) = event else { return }
-            display.note("\(reason); attempt \(attempt) of \(of) in \(SendProgress.seconds(delay))")
+            switch event {
+            case .retrying(let attempt, let of, let delay, let reason):
+                if !silent { display.note("\(reason); attempt \(attempt) of \(of) in \(SendProgress.seconds(delay))") }
+            case .redirecting(_, let next):
+                transfer.update {
+                    $0.redirects += 1
+                    $0.urlEffective = next
+                }
+            }
         }
         if let rate = try limitRate.map(Self.bytesPerSecond) {
             // A pause after each buffer, as long as sending it at the rate takes: ten or more buffers a second.
@@ -165,10 +204,18 @@ struct SendCommand: AsyncParsableCommand {
             options.throttle = .init(
                 packetSize: packet, delay: .nanoseconds(Int64(Double(packet) / Double(rate) * 1e9)))
         }
-        let response = try await client.upload(
-            body, to: url, method: HTTPMethod(rawValue: request.uppercased()), headers: try requestHeaders(),
-            options: options
-        ) { display.update($0) }
+        let method = HTTPMethod(rawValue: request.uppercased())
+        let headers = try requestHeaders()
+        if verbose {
+            let sent = HTTPClient.uploadHeaders(headers, for: body, options: options)
+            FileHandle.standardError.write(Data(Self.requestHead(method, target, sent, body, options).utf8))
+        }
+        let start = ContinuousClock.now
+        let response = try await client.upload(body, to: target, method: method, headers: headers, options: options) {
+            progress in
+            display.update(progress)
+            transfer.update { $0.sizeUpload = Int64(progress.completedBytes) }
+        }
         display.finish()
         let status = response.status
         if location, !silent,
@@ -177,13 +224,60 @@ struct SendCommand: AsyncParsableCommand {
             // The one redirect -L does not follow where curl would: the body and headers would go out in clear.
             display.note("not following the redirect from https to \(target): the answer is the redirect itself")
         }
+        let head = TransferReport.head(of: response)
+        if verbose { FileHandle.standardError.write(Data(TransferReport.marked(head, "<").utf8)) }
+        if let dumpHeader { try Self.write(head, to: dumpHeader) }
         if fail && status.code >= 400 {
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }
         let sink = try ResponseSink(path: output)
+        if include { try sink.write(ByteBuffer(string: head)) }
+        var received: Int64 = 0
         for try await buffer in response.body {
+            received += Int64(buffer.readableBytes)
             try sink.write(buffer)
         }
+        try sink.close()
+        if let writeOut {
+            var report = transfer.value
+            report.httpCode = Int(status.code)
+            report.sizeDownload = received
+            report.timeTotal = ContinuousClock.now - start
+            report.contentType = response.headers.first(name: "Content-Type")
+            let (text, unknown) = report.writeOut(writeOut)
+            for name in unknown {
+                FileHandle.standardError.write(Data("multipart: unknown --write-out variable: '\(name)'\n".utf8))
+            }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        if failWithBody && status.code >= 400 {
+            throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
+        }
+    }
+
+    /// The request's head as `-v` shows it: the request line, `Host`, and the headers the upload sends.
+    static func requestHead(
+        _ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders, _ body: MultipartBody,
+        _ options: HTTPClient.MultipartUploadOptions
+    ) -> String {
+        let url = URL(string: target)
+        let path = (url?.path.isEmpty ?? true ? "/" : url!.path) + (url?.query.map { "?\($0)" } ?? "")
+        let defaultPort = url?.scheme?.lowercased() == "https" ? 443 : 80
+        let host = (url?.host ?? "") + (url?.port.flatMap { $0 == defaultPort ? nil : ":\($0)" } ?? "")
+        var lines = ["\(method.rawValue) \(path) HTTP/1.1", "Host: \(host)"]
+        lines += headers.map { "\($0.name): \($0.value)" }
+        if let length = options.compression == nil ? body.contentLength : nil {
+            lines.append("Content-Length: \(length)")
+        } else {
+            lines.append("Transfer-Encoding: chunked")
+        }
+        return lines.map { "> \($0)" }.joined(separator: "\n") + "\n> \n"
+    }
+
+    /// Writes `text` to the file at `path`, or to standard output for `-`.
+    private static func write(_ text: String, to path: String) throws {
+        let sink = try ResponseSink(path: path)
+        try sink.write(ByteBuffer(string: text))
         try sink.close()
     }
 

@@ -115,7 +115,9 @@ extension HTTPClient {
     }
 
     /// The caller's headers with the body's: `Content-Type`, `Content-Encoding`, and `Expect` when due.
-    static func uploadHeaders(_ given: HTTPHeaders, for body: MultipartBody, options: HTTPClient.MultipartUploadOptions)
+    package static func uploadHeaders(
+        _ given: HTTPHeaders, for body: MultipartBody, options: HTTPClient.MultipartUploadOptions
+    )
         -> HTTPHeaders
     {
         var headers = given

@@ -122,6 +122,98 @@ struct SendTests {
         #expect(result.stderr.contains("attempt 2 of 3 in 50 ms"), "\(result.stderr)")
     }
 
+    /// `-w`, `-D`, `-i` and `-v` say of a transfer what curl says of the same one: the same status, sizes, final URL
+    /// and redirect count, the same response head (its `Date` aside), and times and speeds in curl's formats. The
+    /// form goes through a 307 with `-L`, and both clients send the same headers and a boundary of one length, so
+    /// that the body and the server's answer are the same size.
+    @Test(.enabled(if: executableOnPath("curl") != nil, "needs curl"))
+    func writeOutAndTheHeadsAreCurls() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var random = SeededGenerator(seed: 33)
+        let file = try folder.file("photo.bin", contents: random.bytes(10_000))
+        let redirect = "http://127.0.0.1:\(server.port)/redirect/307?to=\(server.url.absoluteString)"
+        let format =
+            "%{http_code} %{size_upload} %{size_download} %{url_effective} %{num_redirects} %{content_type}"
+            + "|%{time_total}|%{speed_upload}\\n"
+        let common = [
+            "-s", "-L", "-w", format, "-F", "caption=Sunset", "-F", "photo=@\(file.path);type=application/octet-stream",
+            "-H", "User-Agent: test", "-H", "Accept: */*",
+        ]
+        let curlHead = folder.url.appendingPathComponent("curl.head").path
+        let theirs = try runProgram(
+            try #require(executableOnPath("curl")), [redirect, "-D", curlHead, "-o", "/dev/null", "-v"] + common)
+        try #require(theirs.status == 0, "\(theirs.stderr)")
+        // curl's boundary has a length of its own: ours gets the same length, so that the bodies do.
+        let curlBoundary = try #require(
+            theirs.stderr.components(separatedBy: "\r\n").first { $0.hasPrefix("> Content-Type: multipart/form-data") }?
+                .components(separatedBy: "boundary=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let boundary = String(repeating: "-", count: curlBoundary.count - 8) + "0123abcd"
+        let ourHead = folder.url.appendingPathComponent("ours.head").path
+        let ours = try multipart(
+            [redirect, "-D", ourHead, "-o", "/dev/null", "-v", "--boundary", boundary, "--progress", "none"] + common)
+        try #require(ours.status == 0, "\(ours.stderr)")
+
+        func fields(_ text: String) -> (exact: String, time: String, speed: String) {
+            let pieces = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            return (pieces[0], pieces.count > 1 ? pieces[1] : "", pieces.count > 2 ? pieces[2] : "")
+        }
+        let (ourExact, ourTime, ourSpeed) = fields(ours.stdoutText)
+        let (curlExact, curlTime, curlSpeed) = fields(theirs.stdoutText)
+        #expect(ourExact == curlExact)
+        #expect(ourExact.hasPrefix("200 ") && ourExact.contains(" 1 application/json"), "\(ourExact)")
+        for time in [ourTime, curlTime] { #expect(time.wholeMatch(of: /[0-9]+\.[0-9]{6}/) != nil, "\(time)") }
+        for speed in [ourSpeed, curlSpeed] { #expect(speed.wholeMatch(of: /[0-9]+\n/) != nil, "\(speed)") }
+
+        func withoutDate(_ path: String) throws -> [String] {
+            try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\r\n")
+                .filter { !$0.lowercased().hasPrefix("date:") }
+        }
+        // curl -D writes every head of a transfer that followed redirects; the last one is the answer's.
+        let curlHeads = try withoutDate(curlHead)
+        let lastHead = Array(curlHeads[(curlHeads.lastIndex { $0.hasPrefix("HTTP/") } ?? 0)...])
+        #expect(try withoutDate(ourHead) == lastHead)
+        func answerLines(_ stderr: String) -> [String] {
+            let lines = stderr.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+                .filter { $0.hasPrefix("<") && !$0.lowercased().hasPrefix("< date:") }
+            return Array(lines[(lines.lastIndex { $0.hasPrefix("< HTTP/") } ?? 0)...])
+        }
+        #expect(answerLines(ours.stderr) == answerLines(theirs.stderr))
+        #expect(ours.stderr.contains("> POST /redirect/307?to=") && ours.stderr.contains("> Content-Length: "))
+
+        // -i puts the head before the body; a URL without a scheme is http.
+        let included = try multipart(
+            [String(server.url.absoluteString.dropFirst("http://".count)), "-i", "-F", "a=b", "--progress", "none"])
+        #expect(included.status == 0, "\(included.stderr)")
+        #expect(included.stdoutText.hasPrefix("HTTP/1.1 200 OK\r\n") && included.stdoutText.contains("\r\n\r\n{"))
+    }
+
+    /// `--fail-with-body` writes the answer of a refusal and exits 22, where `--fail` writes nothing.
+    @Test func failWithBodyWritesTheRefusal() throws {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["status:418"])
+        let url = "http://127.0.0.1:\(front.port)/upload"
+        let withBody = try multipart([url, "--fail-with-body", "-i", "-F", "a=b", "--progress", "none"])
+        #expect(withBody.status == 22 && withBody.stdoutText.hasPrefix("HTTP/1.1 418"), "\(withBody.stdoutText)")
+        let failed = try multipart([url, "--fail", "-F", "a=b", "--progress", "none"])
+        #expect(failed.status == 22 && failed.stdout.isEmpty)
+        let both = try multipart([url, "--fail", "--fail-with-body", "-F", "a=b"])
+        #expect(both.status == 1 && both.stderr.contains("exclude each other"), "\(both.stderr)")
+    }
+
+    /// A refused connection is retried, and the notice says why in words ("connection refused (errno 111)").
+    @Test func aRefusedConnectionIsRetriedWithANoticeAPersonReads() throws {
+        let port = try PeerUploadServer.freePort(python: python)  // nothing listens there
+        let result = try multipart(
+            ["http://127.0.0.1:\(port)/upload", "--retry", "1", "--retry-delay", "0.05", "-F", "a=b"])
+        #expect(result.status == 7, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("connection refused (errno \(ECONNREFUSED)); attempt 2 of 2 in 50 ms"),
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("Error"), "no type names: \(result.stderr)")
+    }
+
     /// A part from standard input can be read once: it is sent once, and the tool says so when asked to retry.
     @Test func standardInputIsNeverSentTwice() throws {
         let server = try PeerUploadServer(python: python)
