@@ -108,6 +108,20 @@ struct SendCommand: AsyncParsableCommand {
     var insecure = false
 
     @Option(
+        name: [.customShort("x"), .customLong("proxy")],
+        help: ArgumentHelp(
+            "Go through this proxy: [http://][user:password@]host[:port] (CONNECT, for http and https URLs) or "
+                + "socks5://host[:port]; the port is 1080 unless given; \"\" for none. Without it: http_proxy, "
+                + "https_proxy/HTTPS_PROXY and all_proxy/ALL_PROXY, as curl reads them.",
+            valueName: "proxy"))
+    var proxy: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Hosts reached without a proxy, comma-separated, * for all (else no_proxy).", valueName: "hosts"))
+    var noproxy: String?
+
+    @Option(
         help: ArgumentHelp(
             "Send at most this many bytes per second (a K, M or G suffix multiplies by 1024).", valueName: "speed"))
     var limitRate: String?
@@ -135,6 +149,11 @@ struct SendCommand: AsyncParsableCommand {
             throw ValidationError("--retry-delay, --connect-timeout and --max-time must be positive numbers")
         }
         if let limitRate { _ = try Self.bytesPerSecond(limitRate) }
+        do {
+            _ = try proxySetting()
+        } catch let error as ProxySetting.Invalid {
+            throw ValidationError(error.description)
+        }
         if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
             throw ValidationError("--cacert \(cacert): no readable file there")
         }
@@ -330,7 +349,15 @@ struct SendCommand: AsyncParsableCommand {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .milliseconds(Int64(connectTimeout * 1000))))
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.proxy = try proxySetting()?.configuration
         return configuration
+    }
+
+    /// `-x`, else the environment's proxy for the URL, unless `--noproxy` or `no_proxy` names its host.
+    private func proxySetting() throws -> ProxySetting? {
+        guard let url = URL(string: target) else { return nil }
+        return try ProxySetting.forURL(
+            url, option: proxy, noProxy: noproxy, environment: ProcessInfo.processInfo.environment)
     }
 
     /// A character of an RFC 9110 token (§5.6.2), which a header name is.

@@ -189,6 +189,46 @@ struct SendTests {
         #expect(included.stdoutText.hasPrefix("HTTP/1.1 200 OK\r\n") && included.stdoutText.contains("\r\n\r\n{"))
     }
 
+    /// `-x` and the proxy variables, read as curl reads them: the form goes through the proxy's CONNECT tunnel (the
+    /// proxy logs the target and the credentials), `no_proxy` and `--noproxy` go around it, `-x ""` turns the
+    /// variables off, and an `http` URL takes neither `HTTPS_PROXY` nor an upper-case `HTTP_PROXY`.
+    @Test func theFormGoesThroughAProxyChosenAsCurlChoosesOne() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let log = folder.url.appendingPathComponent("proxy.log").path
+        let proxy = try PeerUploadServer(python: python, script: "connect_proxy.py", arguments: [log])
+        let variables = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        let clean = (variables + ["no_proxy", "NO_PROXY"]).flatMap { ["-u", $0] }
+        func send(_ arguments: [String], _ environment: [String] = []) throws -> ProgramResult {
+            let command = [try #require(Peers.multipart), "send", server.url.absoluteString, "-F", "a=b"]
+            return try runProgram("/usr/bin/env", clean + environment + command + ["--progress", "none"] + arguments)
+        }
+        func tunnels() -> [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        let through = "http://127.0.0.1:\(proxy.port)"
+        let credentials = "Basic " + Data("ann:se cret".utf8).base64EncodedString()
+
+        let named = try send(["-x", "ann:se%20cret@127.0.0.1:\(proxy.port)"])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(try reply(named).parts?.map(\.name) == ["a"])
+        #expect(tunnels() == ["CONNECT 127.0.0.1:\(server.port) \(credentials)"])
+        let fromEnvironment = try send([], ["http_proxy=\(through)"])
+        #expect(fromEnvironment.status == 0 && tunnels().count == 2, "\(fromEnvironment.stderr)")
+        for (arguments, environment) in [
+            ([], ["http_proxy=\(through)", "no_proxy=localhost,127.0.0.1"]),
+            (["--noproxy", "*"], ["http_proxy=\(through)"]),
+            (["-x", ""], ["http_proxy=\(through)"]), ([], ["HTTPS_PROXY=\(through)"]), ([], ["HTTP_PROXY=\(through)"]),
+        ] {
+            let around = try send(arguments, environment)
+            #expect(around.status == 0, "\(arguments) \(environment): \(around.stderr)")
+            #expect(tunnels().count == 2, "\(arguments) \(environment) went through the proxy")
+        }
+        let unknown = try send(["-x", "ftp://127.0.0.1:21"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("only http:// and socks5://"), "\(unknown.stderr)")
+    }
+
     /// `--fail-with-body` writes the answer of a refusal and exits 22, where `--fail` writes nothing.
     @Test func failWithBodyWritesTheRefusal() throws {
         let server = try PeerUploadServer(python: python)

@@ -1,0 +1,70 @@
+"""An HTTP proxy on 127.0.0.1 that tunnels CONNECT requests, for the tests of `multipart send -x`.
+
+    python3 connect_proxy.py LOG
+
+Prints its port on the first line. Each CONNECT request's target (and its Proxy-Authorization, when sent) is
+appended to LOG as one line, `CONNECT host:port [authorization]`, before the tunnel opens; any other request is
+answered 405. Exits when standard input closes, so it never outlives the test that started it.
+"""
+import os
+import socket
+import sys
+import threading
+
+
+def pipe(source, destination):
+    try:
+        while data := source.recv(65536):
+            destination.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, destination):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def serve(client, log):
+    with client:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            piece = client.recv(65536)
+            if not piece:
+                return
+            head += piece
+        lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        if method != "CONNECT":
+            client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return
+        authorization = next((line.split(":", 1)[1].strip() for line in lines[1:]
+                              if line.lower().startswith("proxy-authorization:")), "")
+        with open(log, "a") as file:
+            file.write(f"CONNECT {target} {authorization}".rstrip() + "\n")
+        host, _, port = target.rpartition(":")
+        upstream = socket.create_connection((host.strip("[]"), int(port)))
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+        back.start()
+        pipe(client, upstream)
+        back.join()
+        upstream.close()
+
+
+def main():
+    log = sys.argv[1]
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=serve, args=(client, log), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
