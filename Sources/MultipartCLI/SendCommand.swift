@@ -85,6 +85,10 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "Seconds before the first retry (doubling after), unless the server sends Retry-After.")
     var retryDelay: Double = 1
 
+    @Flag(
+        help: "With --retry: retry every failure, any HTTP status of 400 or more and any transfer error, as curl does.")
+    var retryAllErrors = false
+
     @Option(
         name: [.customShort("m"), .customLong("max-time")],
         help: ArgumentHelp("The most seconds the whole transfer may take.", valueName: "seconds"))
@@ -202,6 +206,7 @@ struct SendCommand: AsyncParsableCommand {
     private func send(_ body: MultipartBody, with client: HTTPClient, display: SendProgress) async throws {
         var options = HTTPClient.MultipartUploadOptions()
         options.retry = .init(attempts: retry, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
+        options.retry.retriesEveryError = retryAllErrors
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
         let silent = self.silent

@@ -30,7 +30,8 @@ extension UploadPlan {
 
     /// The step after an attempt failed with `error`: a retry, or nil to throw it.
     mutating func next(afterError error: any Error) -> Next? {
-        next(afterFailure: Self.transientReason(error))
+        if error is CancellationError || (error as? HTTPClientError) == .cancelled { return nil }
+        return next(afterFailure: Self.transientReason(error), description: "\(error)")
     }
 
     /// Why an error is worth another attempt, in words a person reads ("connection refused (errno 111)"), or nil:

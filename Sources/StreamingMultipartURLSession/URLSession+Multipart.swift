@@ -104,7 +104,9 @@ extension URLSession {
                 }
             } catch let error as URLError {
                 let reason = Self.isTransient(error) ? "\(error.code)" : nil
-                guard case .retry(let delay, _)? = plan.next(afterFailure: reason) else { throw error }
+                guard error.code != .cancelled,
+                    case .retry(let delay, _)? = plan.next(afterFailure: reason, description: "\(error.code)")
+                else { throw error }
                 try await Task.sleep(for: delay)
                 continue
             }

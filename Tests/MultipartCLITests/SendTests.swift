@@ -229,6 +229,26 @@ struct SendTests {
         #expect(unknown.status == 1 && unknown.stderr.contains("only http:// and socks5://"), "\(unknown.stderr)")
     }
 
+    /// `--retry-all-errors` sends again after an answer that no plain `--retry` repeats (418 here).
+    @Test func retryAllErrorsRetriesARefusal() throws {
+        let server = try PeerUploadServer(python: python)
+        var fronts: [PeerUploadServer] = []  // each send gets a front of its own: its actions are its own
+        func front() throws -> String {
+            let front = try PeerUploadServer.front(
+                python: python, targetPort: server.port, actions: ["status:418", "proxy"])
+            fronts.append(front)
+            return "http://127.0.0.1:\(front.port)/upload"
+        }
+        let plain = try multipart([try front(), "--retry", "1", "--retry-delay", "0.01", "-F", "a=b", "--fail"])
+        #expect(plain.status == 22, "418 is not transient: \(plain.stderr)")
+        let every = try multipart(
+            [try front(), "--retry", "1", "--retry-delay", "0.01", "--retry-all-errors", "-F", "a=b", "--fail"])
+        #expect(every.status == 0, "\(every.stderr)")
+        #expect(try reply(every).parts?.map(\.name) == ["a"])
+        #expect(every.stderr.contains("HTTP 418; attempt 2 of 2"), "\(every.stderr)")
+        #expect(fronts.count == 2)
+    }
+
     /// `--fail-with-body` writes the answer of a refusal and exits 22, where `--fail` writes nothing.
     @Test func failWithBodyWritesTheRefusal() throws {
         let server = try PeerUploadServer(python: python)

@@ -6,14 +6,15 @@ import Testing
 struct UploadPlanTests {
     func plan(
         _ url: String = "http://a.example/up", method: String = "POST", reproducible: Bool = true,
-        retries: Int = 3,
+        retries: Int = 3, everyError: Bool = false,
         headers: [(name: String, value: String)] = [("Content-Type", "multipart/form-data; boundary=x")],
         insecure: Bool = false
     ) -> UploadPlan {
-        UploadPlan(
+        var retry = MultipartRetry(attempts: retries, initialDelay: .seconds(1), maxDelay: .seconds(5))
+        retry.retriesEveryError = everyError
+        return UploadPlan(
             url: URL(string: url)!, method: method, headers: headers, bodyIsReproducible: reproducible,
-            retry: .init(attempts: retries, initialDelay: .seconds(1), maxDelay: .seconds(5)), maxRedirects: 10,
-            allowsInsecureRedirects: insecure)
+            retry: retry, maxRedirects: 10, allowsInsecureRedirects: insecure)
     }
 
     /// A response's headers as the plan reads them: by name in any case.
@@ -56,6 +57,21 @@ struct UploadPlanTests {
         #expect(plan.next(afterStatus: 303, header: answer(["Location": "/b"])) == .redirect(status: 303))
         #expect(!plan.sendsBody)
         #expect(plan.next(afterStatus: 503, header: answer()) != .finish, "a GET without the body can be sent again")
+    }
+
+    /// curl's `--retry-all-errors`: any answer of 400 or more and any failure, still within the attempts and never
+    /// for a body that cannot be produced again.
+    @Test func everyErrorIsRetriedWhenThePolicySaysSo() {
+        var plan = plan(retries: 3, everyError: true)
+        #expect(plan.next(afterStatus: 404, header: answer()) == .retry(after: .seconds(1), reason: "HTTP 404"))
+        #expect(
+            plan.next(afterFailure: nil, description: "TLS failed") == .retry(after: .seconds(2), reason: "TLS failed"))
+        #expect(plan.next(afterStatus: 200, header: answer()) == .finish)
+        #expect(plan.next(afterStatus: 413, header: answer()) == .retry(after: .seconds(4), reason: "HTTP 413"))
+        #expect(plan.next(afterStatus: 413, header: answer()) == .finish, "no retry left")
+        var oneShot = self.plan(reproducible: false, everyError: true)
+        #expect(oneShot.next(afterStatus: 500, header: answer()) == .finish)
+        #expect(oneShot.next(afterFailure: nil, description: "reset") == nil)
     }
 
     @Test func onlyATransientFailureIsRetried() {

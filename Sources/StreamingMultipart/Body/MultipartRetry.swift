@@ -18,6 +18,10 @@ public struct MultipartRetry: Sendable, Hashable {
     public var initialDelay: Duration
     /// The longest wait between attempts, a `Retry-After` answer included.
     public var maxDelay: Duration
+    /// Whether every failure is tried again, not only the transient ones: any answer of 400 or more and any error
+    /// of the transport (cancellation aside), as curl's `--retry-all-errors`. For a server that fails at random;
+    /// a refusal that will not change is then sent again until the attempts are used up. False by default.
+    public var retriesEveryError = false
 
     /// No retry.
     public static let none = MultipartRetry(attempts: 0)
@@ -58,12 +62,18 @@ public struct MultipartRetry: Sendable, Hashable {
         while true {
             do {
                 return try await work()
-            } catch let error where isTransient(error) {
+            } catch let error where !(error is CancellationError) && (retriesEveryError || isTransient(error)) {
                 guard let wait = backoff(afterRetries: used) else { throw error }
                 used += 1
                 try await Task.sleep(for: wait)
             }
         }
+    }
+
+    /// Whether an answer is to be tried again under this policy: a transient one, or any of 400 or more when
+    /// ``retriesEveryError``.
+    package func retries(status: Int) -> Bool {
+        retriesEveryError ? status >= 400 : Self.isTransient(status: status)
     }
 
     /// Whether an answer is worth another attempt: 408, 429 and 5xx but 501 and 505.

@@ -98,16 +98,23 @@ package struct UploadPlan: Sendable {
             redirect(to: target, status: status)
             return .redirect(status: status)
         }
-        guard MultipartRetry.isTransient(status: status), let backoff = nextDelay() else { return .finish }
+        guard retry.retries(status: status), let backoff = nextDelay() else { return .finish }
         let delay = retry.delay(retryAfter: header("Retry-After"), backoff: backoff, now: now)
         return .retry(after: delay, reason: "HTTP \(status)")
     }
 
     /// The step after an attempt failed: a retry when the transport found the failure transient (`reason` names
-    /// it), or nil to throw it.
-    package mutating func next(afterFailure reason: String?) -> Next? {
-        guard let reason, let delay = nextDelay() else { return nil }
+    /// it), or when the policy retries every error (`description` names it then), or nil to throw it.
+    package mutating func next(afterFailure reason: String?, description: @autoclosure () -> String) -> Next? {
+        guard let reason = reason ?? (retry.retriesEveryError ? description() : nil), let delay = nextDelay() else {
+            return nil
+        }
         return .retry(after: delay, reason: reason)
+    }
+
+    /// The step after an attempt failed: a retry when the transport found the failure transient, or nil.
+    package mutating func next(afterFailure reason: String?) -> Next? {
+        next(afterFailure: reason, description: "the attempt failed")
     }
 
     /// Where a redirect leads, or nil when it is not to be followed: no `Location`, not `http`/`https`, or a step
