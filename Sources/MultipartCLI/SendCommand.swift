@@ -112,6 +112,21 @@ struct SendCommand: AsyncParsableCommand {
     var insecure = false
 
     @Option(
+        name: [.customShort("b"), .customLong("cookie")],
+        help: ArgumentHelp(
+            "Send cookies: 'name=value; other=2' as it is, or those of a file that match the URL (the Netscape "
+                + "format curl writes, or Set-Cookie: lines).",
+            valueName: "data|file"))
+    var cookie: String?
+
+    @Option(
+        name: [.customShort("c"), .customLong("cookie-jar")],
+        help: ArgumentHelp(
+            "Write the cookies of the -b file and those the answer sets to this file, in the Netscape format.",
+            valueName: "file"))
+    var cookieJar: String?
+
+    @Option(
         name: [.customShort("x"), .customLong("proxy")],
         help: ArgumentHelp(
             "Go through this proxy: [http://][user:password@]host[:port] (CONNECT, for http and https URLs) or "
@@ -229,7 +244,18 @@ struct SendCommand: AsyncParsableCommand {
                 packetSize: packet, delay: .nanoseconds(Int64(Double(packet) / Double(rate) * 1e9)))
         }
         let method = HTTPMethod(rawValue: request.uppercased())
-        let headers = try requestHeaders()
+        var headers = try requestHeaders()
+        var jar = CookieJar()
+        if let cookie, let url = URL(string: target) {
+            if cookie.contains("=") {
+                headers.add(name: "Cookie", value: cookie)
+            } else if let text = try? String(contentsOfFile: cookie, encoding: .utf8) {
+                jar = CookieJar(file: text, host: url.host ?? "")
+                if let value = jar.header(for: url) { headers.add(name: "Cookie", value: value) }
+            } else if !silent {
+                display.note("cannot read the cookie file \(cookie): no cookies sent")
+            }
+        }
         if verbose {
             let sent = HTTPClient.uploadHeaders(headers, for: body, options: options)
             FileHandle.standardError.write(Data(Self.requestHead(method, target, sent, body, options).utf8))
@@ -251,6 +277,13 @@ struct SendCommand: AsyncParsableCommand {
         let head = TransferReport.head(of: response)
         if verbose { FileHandle.standardError.write(Data(TransferReport.marked(head, "<").utf8)) }
         if let dumpHeader { try Self.write(head, to: dumpHeader) }
+        if let cookieJar {
+            let host = URL(string: transfer.value.urlEffective)?.host ?? ""
+            for value in response.headers["Set-Cookie"] {
+                if let cookie = CookieJar.setCookie(value, host: host) { jar.add(cookie) }
+            }
+            try Self.write(jar.netscapeFile(), to: cookieJar)
+        }
         if fail && status.code >= 400 {
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }

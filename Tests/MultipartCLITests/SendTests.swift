@@ -249,6 +249,46 @@ struct SendTests {
         #expect(fronts.count == 2)
     }
 
+    /// `-b` sends a cookie string as it is, or the cookies of a Netscape file that match the URL (not another
+    /// domain's or path's, nor an expired one; a secure one goes to a loopback host over http, as curl sends it), in
+    /// curl's order; `-c` writes them with those the answer set, and curl reads both files into the same header.
+    @Test func cookiesGoAndComeAsCurlsDo() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let url = server.url.absoluteString
+        let plain = try multipart([url, "-b", "a=1; b=2", "-F", "x=y", "--progress", "none"])
+        #expect(try reply(plain).headers?["cookie"] == "a=1; b=2")
+
+        let lines = [
+            "# Netscape HTTP Cookie File", "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tone",
+            "#HttpOnly_127.0.0.1\tFALSE\t/upload\tFALSE\t4102444800\tlasting\ttwo",
+            "127.0.0.1\tFALSE\t/other\tFALSE\t0\telsewhere\tno", "example.com\tTRUE\t/\tFALSE\t0\tforeign\tno",
+            "127.0.0.1\tFALSE\t/\tTRUE\t0\tsecure\tno", "127.0.0.1\tFALSE\t/\tFALSE\t1\texpired\tno",
+        ]
+        let file = try folder.file("cookies.txt", contents: Array(lines.joined(separator: "\n").utf8))
+        let jar = folder.url.appendingPathComponent("jar.txt").path
+        let fromFile = try multipart([
+            url, "-b", file.path, "-c", jar, "-H", "X-Set-Cookie: fresh=3; Path=/; Max-Age=3600", "-H",
+            "X-Set-Cookie: session=changed", "-F", "x=y", "--progress", "none",
+        ])
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(try reply(fromFile).headers?["cookie"] == "lasting=two; session=one; secure=no")
+        let written = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(written.hasPrefix("# Netscape HTTP Cookie File\n"))
+        #expect(written.contains("#HttpOnly_127.0.0.1\tFALSE\t/upload\tFALSE\t4102444800\tlasting\ttwo\n"))
+        #expect(written.contains("127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tchanged\n"))
+        #expect(written.contains("\tfresh\t3\n") && !written.contains("\texpired\t"), "\(written)")
+
+        guard let curl = executableOnPath("curl") else { return }
+        for cookies in [file.path, jar] {
+            let theirs = try runProgram(curl, ["-s", "-b", cookies, "-F", "x=y", url])
+            let ours = try multipart([url, "-b", cookies, "-F", "x=y", "--progress", "none"])
+            let sent = try JSONDecoder().decode(PeerReply.self, from: Data(theirs.stdout)).headers?["cookie"]
+            #expect(try reply(ours).headers?["cookie"] == sent, "\(cookies)")
+        }
+    }
+
     /// `--fail-with-body` writes the answer of a refusal and exits 22, where `--fail` writes nothing.
     @Test func failWithBodyWritesTheRefusal() throws {
         let server = try PeerUploadServer(python: python)

@@ -5,7 +5,8 @@ Prints its port on the first line, then answers each POST or PUT with JSON: the 
 Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see read_forms.py). Reads
 chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
 A GET gets {"method": "GET"} with its headers. A request to /redirect/CODE?to=URL (any method) has its body read,
-then is answered CODE with Location: URL (the redirect-table tests). Exits when standard input closes, so it never
+then is answered CODE with Location: URL (the redirect-table tests). Each X-Set-Cookie request header comes back as
+a Set-Cookie answer header (the cookie tests). Exits when standard input closes, so it never
 outlives the test that started it.
 
     python3 upload_server.py [--tls CERT.pem KEY.pem]      HTTPS with that certificate
@@ -83,6 +84,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for cookie in self.headers.get_all("X-Set-Cookie") or []:  # the cookie tests ask for the cookies they get
+            self.send_header("Set-Cookie", cookie)
         self.end_headers()
         self.wfile.write(data)
 
