@@ -11,30 +11,15 @@ import socket
 import sys
 import threading
 
-
-def pipe(source, destination):
-    try:
-        while data := source.recv(65536):
-            destination.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for end in (source, destination):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+from front import pipe, read_head  # the same head reading and byte pump as the misbehaving front
 
 
 def serve(client, log):
     with client:
-        head = b""
-        while b"\r\n\r\n" not in head:
-            piece = client.recv(65536)
-            if not piece:
-                return
-            head += piece
-        lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        head, rest = read_head(client)
+        if not head:
+            return
+        lines = head.decode("latin-1").split("\r\n")
         method, target, _ = lines[0].split(" ", 2)
         if method != "CONNECT":
             client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -46,6 +31,8 @@ def serve(client, log):
         host, _, port = target.rpartition(":")
         upstream = socket.create_connection((host.strip("[]"), int(port)))
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        if rest:
+            upstream.sendall(rest)
         back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
         back.start()
         pipe(client, upstream)

@@ -593,6 +593,33 @@ struct FloodBody: AsyncSequence, Sendable {
         #expect(counts[2] > counts[1] && counts[1] > counts[0])
     }
 
+    /// urlencoded floods that make no field or one long one: separators alone (nothing kept; the body bound is
+    /// raised so that they run to 64 MB), escapes that never end (`%4` again and again) and `+` in one value, each
+    /// byte read once. The long value is held whole, as any field is, under a `maxFieldBytes` raised for the test.
+    @Test(.timeLimit(.minutes(10)), arguments: ["&", "%4", "+"])
+    func urlencodedFloodsReadEachByteOnce(unit: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits.untimed
+        limits.parser.maxFieldBytes = 1 << 30
+        limits.maxMemoryBytes = 1 << 30
+        func run(_ size: Int) async throws -> Duration {
+            let head = unit == "&" ? [] : Array("flood=".utf8)
+            let body = FloodBody(head: head, unit: Array(unit.utf8), tail: Array("&last=1".utf8), size: size)
+            let (form, time) = try await Self.spool(
+                body, limits: limits, in: folder, contentType: "application/x-www-form-urlencoded")
+            #expect(form.value(of: "last") == "1" && form.fields.count == (unit == "&" ? 1 : 2))
+            return time
+        }
+        let small = try await run(1 << 20)
+        let growth = try await linearGrowthRatio(
+            limit: 8, medium: { try await run(16 << 20) }, large: { try await run(64 << 20) })
+        print(
+            "SpoolerLinearTimeTests: urlencoded flood of \(unit.debugDescription): CPU time \(small), "
+                + "\(growth.medium), \(growth.large)")
+        #expect(growth.ratio < 8, "64 MB took \(growth.ratio)× the CPU time of 16 MB")
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func lineBreakFloodInAFile() async throws {
         let folder = try TemporaryFolder()
