@@ -1,6 +1,7 @@
 import Foundation
 import MultipartTestSupport
 import NIOCore
+import StreamingMultipart
 import StreamingMultipartNIO
 import Testing
 
@@ -100,5 +101,51 @@ struct UploadAdmissionTests {
         #expect(try await iterator.next()?.readableBytes == 10)
         _ = admission.admit(peer: nil, now: start + .seconds(11))  // 10 bytes in 11 s: cut
         await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
+    }
+
+    /// `ticket(for:)` throws the answer to send: 429 past an address's share, 503 when every slot is held.
+    @Test func aRefusedTicketIsTheAnswerToSend() throws {
+        let admission = admission(2, perPeer: 1)
+        _ = try admission.ticket(for: "10.0.0.1")
+        #expect {
+            try admission.ticket(for: "10.0.0.1")
+        } throws: { error in
+            let answer = (error as? MultipartFormError)?.response
+            return answer?.status == 429 && answer?.code == "tooManyUploads"
+                && answer?.message == "at most 1 uploads at once from one address"
+        }
+        _ = try admission.ticket(for: "10.0.0.2")
+        #expect {
+            try admission.ticket(for: "10.0.0.3")
+        } throws: { error in
+            let failure = error as? MultipartFormError
+            return failure?.response.status == 503 && failure?.retryAfterSeconds == 1
+        }
+    }
+
+    /// A form whose upload is cut mid-body fails with `503 busy`, not the cancellation it saw, and leaves nothing.
+    @Test func aFormCutMidBodyIsAnswered503Busy() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let admission = admission(1)
+        let ticket = try admission.admit(peer: nil, now: start).get()
+        var body = MultipartBody()
+        try body.append(.data(Data(repeating: 1, count: 100_000), name: "f", filename: "f.bin"))
+        let bytes = try body.bytes()
+        let (buffers, continuation) = AsyncStream<ByteBuffer>.makeStream()
+        continuation.yield(ByteBuffer(bytes: bytes.prefix(50_000)))
+        continuation.yield(ByteBuffer(bytes: bytes.dropFirst(50_000)))
+        continuation.finish()
+        _ = admission.admit(peer: nil, now: start + .seconds(11))  // too slow: cut before the body is read
+        let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        await #expect {
+            try await spooler.withDecodedForm(
+                as: SpooledForm.self, buffers, contentType: body.contentType, countedBy: ticket
+            ) { _ in }
+        } throws: { error in
+            let answer = (error as? MultipartFormError)?.response
+            return answer?.status == 503 && answer?.code == "busy" && answer?.message == UploadAdmission.cutMessage
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
     }
 }

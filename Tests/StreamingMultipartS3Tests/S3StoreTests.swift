@@ -127,6 +127,40 @@ final class S3Peer: @unchecked Sendable {
     @Test(.enabled(if: S3Peer.radosgwAvailable, "needs Ceph (ceph-mon, ceph-osd, radosgw: apt) and awscli"))
     func everyFailureLeavesRadosgwsBucketEmpty() async throws { try await failures(try S3Peer.shared(.radosgw)) }
 
+    /// A route's file filter against a bucket: a form with an SVG that the filter refuses leaves nothing in the
+    /// bucket, not even the video stored before it; with the SVG skipped, the rest of the form is stored and the SVG
+    /// is not.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aRefusedFileLeavesTheBucketEmptyAndASkippedOneIsLeftOut() async throws {
+        let peer = try S3Peer.shared(.moto)
+        var body = try form()  // a caption, a 12 MiB video in three parts, a thumbnail
+        try body.append(.data(Data("<svg/>".utf8), name: "logo", filename: "logo.svg", contentType: "image/svg+xml"))
+        let bytes = try body.bytes()
+        func spooler(_ bucket: String, _ svg: MultipartFileDecision) throws -> MultipartSpooler {
+            var spooler = MultipartSpooler(
+                store: try S3Store(configuration: peer.configuration(bucket: bucket)), limits: .untimed)
+            spooler.fileFilter = { $0.contentType == "image/svg+xml" ? svg : .store }
+            return spooler
+        }
+
+        let refusing = try peer.makeBucket()
+        await #expect {
+            _ = try await spooler(refusing, .refuse(status: 415, message: "no SVG")).spool(
+                chunkStream(bytes, size: 64 << 10), contentType: body.contentType)
+        } throws: { error in
+            (error as? MultipartError)?.code == .fileRefused && MultipartErrorResponse(for: error).status == 415
+        }
+        let left = try peer.contents(of: refusing)
+        #expect(left.keys.isEmpty && left.uploads == 0, "after a refusal: \(left)")
+
+        let skipping = try peer.makeBucket()
+        let form = try await spooler(skipping, .skip).spool(
+            chunkStream(bytes, size: 64 << 10), contentType: body.contentType)
+        #expect(form.files.map(\.name) == ["video", "thumb"])
+        let stored = try peer.contents(of: skipping)
+        #expect(stored.keys == form.files.compactMap { $0.storedObject?.key }.sorted() && stored.uploads == 0)
+    }
+
     /// A client's type becomes the object's only from the allow-list; every object is an attachment; the type as
     /// sent is kept as metadata; a type with a control byte is the client's error, and nothing is stored.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))

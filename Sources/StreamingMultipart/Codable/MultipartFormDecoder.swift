@@ -62,13 +62,14 @@ public struct MultipartFormDecoder: Sendable {
 
     public init() {}
 
-    /// The value the form holds.
+    /// The value the form holds; the form itself when `T` is ``SpooledForm``.
     ///
     /// - Throws: `DecodingError`: `keyNotFound` for a field the type needs and the form lacks, `typeMismatch` for
     ///   a file where text is expected (or the reverse) or a name sent twice for one value, `dataCorrupted` for
     ///   text that is not the number, date or URL expected, and for a form past ``limits`` (with the
     ///   ``MultipartError`` as `underlyingError`); and what the type's own `init(from:)` throws.
     public func decode<T: Decodable>(_ type: T.Type, from form: SpooledForm) throws -> T {
+        if let form = form as? T { return form }
         let root: FormNode
         do {
             root = try FormNode.tree(of: form, keyStrategy: keyStrategy, limits: limits)
