@@ -19,7 +19,17 @@ let package = Package(
         .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
         .library(name: "StreamingMultipartAsyncHTTPClient", targets: ["StreamingMultipartAsyncHTTPClient"]),
         .library(name: "StreamingMultipartS3", targets: ["StreamingMultipartS3"]),
+        // Built only with their trait on: `.package(url: …, traits: ["Hummingbird"])`.
+        .library(name: "StreamingMultipartHummingbird", targets: ["StreamingMultipartHummingbird"]),
+        .library(name: "StreamingMultipartVapor", targets: ["StreamingMultipartVapor"]),
         .executable(name: "multipart", targets: ["MultipartCLI"]),
+    ],
+    traits: [
+        // Each server framework is behind a trait of its own, off by default: an app that does not turn one on
+        // neither resolves nor builds that framework (SwiftPM prunes dependencies only a disabled trait uses).
+        .trait(name: "Hummingbird", description: "StreamingMultipartHummingbird: upload routes on Hummingbird 2"),
+        .trait(name: "Vapor", description: "StreamingMultipartVapor: upload routes on Vapor 4"),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // the CLI's --cacert, --insecure
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),  // tests only
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),  // tests only: the interop tests
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),  // trait Hummingbird
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),  // trait Hummingbird
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),  // trait Vapor
     ],
     targets: [
         .systemLibrary(
@@ -83,6 +96,28 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .target(
+            // Upload routes on Hummingbird: the guarded HTTP/1 server, typed forms from requests, errors as answers.
+            // Empty unless the trait is on.
+            name: "StreamingMultipartHummingbird",
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartNIO",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
+                .product(
+                    name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: upcoming
+        ),
+        .target(
+            // Upload routes on Vapor: typed forms from requests, errors as Vapor's answers. Empty unless the trait is on.
+            name: "StreamingMultipartVapor",
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: upcoming
         ),

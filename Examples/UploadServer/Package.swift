@@ -12,9 +12,9 @@ let package = Package(
     name: "UploadServer",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(path: root.path),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(path: root.path, traits: ["Hummingbird"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),  // the command line
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),  // NIOEmbedded, for the tests
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),  // tests only
     ],
@@ -26,14 +26,24 @@ let package = Package(
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartHummingbird", package: root.lastPathComponent),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            // The same server's upload route in 29 lines: what a new app writes with StreamingMultipartHummingbird.
+            name: "SmallUploadServer",
+            dependencies: [
+                .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartHummingbird", package: root.lastPathComponent),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "UploadServerTests",
             dependencies: [
-                "UploadServer",  // so that `swift test` builds the server binary the tests start
+                "UploadServer", "SmallUploadServer",  // so that `swift test` builds the binaries the tests start
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),

@@ -13,7 +13,7 @@ let package = Package(
     name: "VaporUpload",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(path: root.path),
+        .package(path: root.path, traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
     ],
     targets: [
@@ -23,10 +23,18 @@ let package = Package(
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartVapor", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"),
             ]
         ),
         .executableTarget(name: "VaporUploadServer", dependencies: ["VaporUpload"]),
+        .executableTarget(  // `smallApp`, alone: what a new app writes with StreamingMultipartVapor
+            name: "SmallVaporUpload",
+            dependencies: [
+                "VaporUpload", .product(name: "StreamingMultipart", package: root.lastPathComponent),
+                .product(name: "Vapor", package: "vapor"),
+            ]
+        ),
         .testTarget(
             name: "VaporUploadTests",
             dependencies: [

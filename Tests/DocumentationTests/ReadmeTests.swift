@@ -13,12 +13,27 @@ import FoundationNetworking
 
 /// The README's examples compile exactly as printed, imports included: each ```swift block of README.md is, whole,
 /// one file of `Tests/DocumentationTests/Readme/` (in order), compiled into this target; the tests here run them.
+/// The blocks of a server framework (they import Hummingbird or Vapor, which this package builds only with its
+/// traits on) are, whole, the examples' small apps, which the examples compile and test.
 @Suite(.serialized) struct ReadmeTests {
+    static let frameworkBlocks = [
+        "Examples/UploadServer/Sources/SmallUploadServer/main.swift",
+        "Examples/VaporUpload/Sources/VaporUpload/SmallApp.swift",
+    ]
+
     @Test func everySwiftBlockOfTheReadmeIsAFileCompiledAsItIs() throws {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
+        let all = readme.components(separatedBy: "```swift\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
         }
+        func importsFramework(_ block: String) -> Bool {
+            block.contains("\nimport Hummingbird\n") || block.contains("\nimport Vapor\n")
+        }
+        let apps = try Self.frameworkBlocks.map {
+            try String(contentsOf: Repository.root.appendingPathComponent($0), encoding: .utf8)
+        }
+        #expect(all.filter(importsFramework) == apps, "the README's server blocks are not the examples' small apps")
+        let blocks = all.filter { !importsFramework($0) }
         let folder = Repository.root.appendingPathComponent("Tests/DocumentationTests/Readme")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
             .sorted()

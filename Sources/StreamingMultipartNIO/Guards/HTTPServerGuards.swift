@@ -32,9 +32,9 @@ import NIOHTTP1
 /// requests (frameworks have one), the body's own rate and size (`MultipartSpooler`'s limits),
 /// and which uploads run at once (``UploadAdmission``).
 ///
-/// On Hummingbird 2, install them in a child channel of your own, before its conversion to HTTPTypes
-/// (`Examples/UploadServer/Sources/UploadServer/GuardedHTTP1Channel.swift`); Hummingbird's
-/// `additionalChannelHandlers` come after that conversion, where these cannot work. Vapor 4 has no place for a
+/// On Hummingbird 2 they go in a child channel below its conversion to HTTPTypes: `StreamingMultipartHummingbird`'s
+/// `.guardedHTTP1()` installs them there (Hummingbird's `additionalChannelHandlers` come after that conversion,
+/// where these cannot work). Vapor 4 has no place for a
 /// channel handler of one's own: put nginx in front (`Examples/VaporUpload/Deploy/upload-guards.conf` does each of
 /// these there).
 public struct HTTPServerGuards: Sendable {

@@ -57,14 +57,3 @@ struct UploadResult: Encodable {
         return String(text[..<end])
     }
 }
-
-/// The body of every error answer: `{"error":{"code","message","offset"}}`.
-struct ErrorBody: Encodable {
-    struct Detail: Encodable {
-        var code: String
-        var message: String
-        var offset: Int64?
-    }
-
-    var error: Detail
-}

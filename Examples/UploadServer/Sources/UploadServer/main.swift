@@ -5,26 +5,17 @@ import Logging
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartHummingbird
 import StreamingMultipartNIO
 import StreamingMultipartS3
 
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
 
-let options: ServerOptions
-do {
-    options = try ServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))
-} catch {
-    if let message = error.message {
-        FileHandle.standardError.write(Data("UploadServer: \(message) (see --help)\n".utf8))
-        exit(1)
-    }
-    print(ServerOptions.usage)
-    exit(0)
-}
+let options = ServerOptions.parseOrExit()  // a wrong argument: a message, the usage, exit 64
 
 let spoolDirectory: String
-let madeSpoolDirectory = options.spoolDirectory == nil
-if let given = options.spoolDirectory {
+let madeSpoolDirectory = options.spoolDir == nil
+if let given = options.spoolDir {
     spoolDirectory = given
 } else {
     spoolDirectory =
@@ -52,7 +43,7 @@ let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.
 // (each needs one to go on; the budget makes the rest wait, then answers 503).
 let memoryBudget = MultipartMemoryBudget(
     bytes: options.s3MemoryBudget, maxWait: .milliseconds(Int64(options.s3MemoryWait * 1000)))
-let fittingMemory = options.store == nil ? Int.max : max(1, memoryBudget.bytes / options.s3PartSize)
+let fittingMemory = options.bucketAndPrefix == nil ? Int.max : max(1, memoryBudget.bytes / options.s3PartSize)
 let admission = UploadAdmission(
     .init(
         maxUploads: options.maxUploads ?? min(ConnectionLimit.uploadsFittingDescriptors(), fittingMemory),
@@ -63,7 +54,7 @@ let connections =
     ?? ConnectionLimit.fittingDescriptors(uploads: admission.configuration.maxUploads)
 let spooler: MultipartSpooler
 var s3Store: S3Store?
-if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
+if let (bucket, prefix) = options.bucketAndPrefix, let endpoint = options.endpoint {
     // Files into the bucket: several servers behind one balancer share it.
     do {
         var configuration = try S3Store.Configuration(
@@ -74,20 +65,20 @@ if let (bucket, prefix) = options.store, let endpoint = options.s3Endpoint {
         configuration.memoryBudget = memoryBudget
         s3Store = try S3Store(configuration: configuration, logger: logger)
         spooler = MultipartSpooler(
-            store: s3Store!, limits: limits, digest: options.hashes ? SHA256Digest.self : nil, logger: logger)
+            store: s3Store!, limits: limits, digest: options.sha256 ? SHA256Digest.self : nil, logger: logger)
     } catch {
         FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
         exit(1)
     }
 } else {
     spooler = MultipartSpooler(
-        directory: spoolDirectory, limits: limits, digest: options.hashes ? SHA256Digest.self : nil,
+        directory: spoolDirectory, limits: limits, digest: options.sha256 ? SHA256Digest.self : nil,
         diskBudget: budget)
 }
 let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes, logger: logger)
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
-if options.store == nil {
+if options.bucketAndPrefix == nil {
     let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
     logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
 }
@@ -116,7 +107,7 @@ router.get("/") { _, _ in
         body: .init(byteBuffer: ByteBuffer(string: FormPage.html)))
 }
 router.post("/upload") { request, context in
-    await service.upload(request, from: context.remoteAddress?.ipAddress)
+    try await service.upload(request, from: context.remoteAddress?.ipAddress)
 }
 
 let guards = HTTPServerGuards(
@@ -125,14 +116,12 @@ let guards = HTTPServerGuards(
     answersUnreadableRequests: false)  // Hummingbird answers what NIO's parser refuses
 let app = Application(
     router: router,
-    server: HTTPServerBuilder { responder in
-        GuardedHTTP1Channel(responder: responder, guards: guards, idleTimeout: .seconds(options.idleTimeout))
-    },
+    server: .guardedHTTP1(guards: guards, idleTimeout: .seconds(options.idleTimeout)),
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
         // Unbuffered: a test or a script waits for this line to learn the port.
-        let target = options.store.map { "s3://\($0.bucket)/\($0.prefix)" } ?? spoolDirectory
+        let target = options.bucketAndPrefix.map { "s3://\($0.bucket)/\($0.prefix)" } ?? spoolDirectory
         FileHandle.standardOutput.write(
             Data("UploadServer listening on http://127.0.0.1:\(port)/, spooling to \(target)\n".utf8))
     },

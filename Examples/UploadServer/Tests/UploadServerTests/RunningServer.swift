@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// The UploadServer binary `swift test` built beside this test bundle, started on a free port with a spool folder
-/// of its own; `stop()` ends it.
+/// The UploadServer binary `swift test` built beside this test bundle (or SmallUploadServer), started on a free port
+/// with a spool folder of its own; `stop()` ends it.
 final class RunningServer: @unchecked Sendable {
     let process = Process()
     let port: Int
@@ -11,33 +11,46 @@ final class RunningServer: @unchecked Sendable {
     let log: URL
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// The binary, when it was built.
-    static let binary: String? = {
+    /// The UploadServer binary, when it was built.
+    static let binary = built("UploadServer")
+    /// The SmallUploadServer binary, when it was built.
+    static let smallBinary = built("SmallUploadServer")
+
+    /// The binary `name` that `swift test` built, when it was.
+    static func built(_ name: String) -> String? {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [
-            beside.appendingPathComponent("UploadServer").path,
-            beside.deletingLastPathComponent().appendingPathComponent("UploadServer").path,
+            beside.appendingPathComponent(name).path,
+            beside.deletingLastPathComponent().appendingPathComponent(name).path,
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/UploadServer").path,
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/\(name)").path,
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    }
 
     /// Starts the server with `arguments`; `launcher` runs it through another program first (`prlimit` with its
     /// options, which execs the server in its own process).
     /// `prepare` is given the spool folder before the server starts (to leave in it what a crashed run would).
     /// `environment` is added to this process's for the server (S3 credentials, say). Every test client comes from
     /// 127.0.0.1, so the limit per address is lifted unless `arguments` set it (the tests of that limit do).
+    /// `small` starts SmallUploadServer instead, which takes its spool folder alone (and `PORT`), with every default.
     init(
-        arguments: [String] = [], launcher: [String] = [], environment: [String: String] = [:],
+        arguments: [String] = [], launcher: [String] = [], environment: [String: String] = [:], small: Bool = false,
         prepare: (URL) throws -> Void = { _ in }
     ) throws {
         spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
         try prepare(spool)
-        let binary = try #require(Self.binary)
-        let perPeer = arguments.contains("--max-uploads-per-peer") ? [] : ["--max-uploads-per-peer", "100000"]
-        let command = launcher + [binary, "--port", "0", "--spool-dir", spool.path] + perPeer + arguments
+        let command: [String]
+        var environment = environment
+        if small {
+            command = launcher + [try #require(Self.smallBinary), spool.path] + arguments
+            environment["PORT"] = "0"
+        } else {
+            let perPeer = arguments.contains("--max-uploads-per-peer") ? [] : ["--max-uploads-per-peer", "100000"]
+            let server = [try #require(Self.binary), "--port", "0", "--spool-dir", spool.path]
+            command = launcher + server + perPeer + arguments
+        }
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         if !environment.isEmpty {
@@ -51,7 +64,7 @@ final class RunningServer: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        // "UploadServer listening on http://127.0.0.1:PORT/, spooling to …"
+        // "UploadServer listening on http://127.0.0.1:PORT/, spooling to …", or "listening on http://127.0.0.1:PORT/"
         let text = String(decoding: try firstLine(of: process, from: output, within: 120), as: UTF8.self)
         guard let range = text.range(of: "127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else {

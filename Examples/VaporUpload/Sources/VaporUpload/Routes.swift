@@ -2,6 +2,7 @@ import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
+import StreamingMultipartVapor
 import Vapor
 
 /// The form both upload routes take: a caption and any number of photos.
@@ -37,16 +38,16 @@ public struct UploadSettings: Sendable {
 /// The routes:
 /// - `GET /`: a page with the upload form;
 /// - `POST /upload`: the body streams into the spooler and the decoder
-///   (``Request/withMultipartForm(as:spooler:decoder:countedBy:_:)``), never whole in memory, once the admission has
-///   given it a slot (429 past an address's share, 503 when every slot is held); errors are answered as JSON with
-///   the library's status (413 past a limit);
+///   (`req.multipartForm(as:spooler:countedBy:)`), never whole in memory, once the admission has given it a slot
+///   (429 past an address's share, 503 when every slot is held); errors are answered as JSON with the library's
+///   status (413 past a limit, 422 naming a missing field);
 /// - `POST /kit/upload`, only when ``UploadSettings/kitRouteMaxBytes`` is set: the same form the MultipartKit way,
 ///   for comparison: Vapor collects the body in memory (up to that size) and `req.content.decode` reads it.
 ///
 /// Both answer the caption and each photo's name, size and SHA-256.
 public func routes(_ app: Application, settings: UploadSettings) throws {
     try FileManager.default.createDirectory(at: settings.spoolDirectory, withIntermediateDirectories: true)
-    app.http.server.configuration.idleTimeout = .seconds(settings.idleTimeoutSeconds)
+    app.useMultipartUploads(idleTimeout: .seconds(settings.idleTimeoutSeconds))
     let spooler = MultipartSpooler(
         directory: settings.spoolDirectory, limits: settings.limits, digest: SHA256Digest.self)
 
@@ -56,41 +57,17 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
 
     let admission = UploadAdmission(settings.admission)
 
-    app.on(.POST, "upload", body: .stream) { req async -> Response in
+    app.on(.POST, "upload", body: .stream) { req async throws -> Response in
         let peer = settings.behindProxy ? req.headers.first(name: .xForwardedFor) : req.remoteAddress?.ipAddress
-        let ticket: UploadAdmission.Ticket
-        switch admission.admit(peer: peer) {
-        case .success(let admitted):
-            ticket = admitted
-        case .failure(let refusal):
-            return ErrorAnswer(code: refusal.code, message: admission.message(for: refusal))
-                .response(HTTPResponseStatus(statusCode: refusal.status), retryAfter: 1)
-        }
+        let ticket = try admission.ticket(for: peer)  // 429 past an address's share, 503 when every slot is held
         defer { ticket.end() }
-        do {
-            return try await req.withMultipartForm(as: Upload.self, spooler: spooler, countedBy: ticket) { upload in
-                try UploadAnswer(
-                    caption: upload.caption,
-                    photos: upload.photos.map {
-                        .init(filename: $0.filename, size: $0.byteCount, sha256: $0.digest?.hex ?? "")
-                    }
-                ).response()
-            }
-        } catch _ where ticket.wasCut {
-            req.logger.info("cut a slow upload from \(peer ?? "?") to make room for another")
-            return ErrorAnswer(code: "busy", message: UploadAdmission.cutMessage)
-                .response(.serviceUnavailable, retryAfter: 1)
-        } catch let error as StreamingMultipart.MultipartError {
-            req.logger.info("upload refused: \(error)")
-            return ErrorAnswer(code: error.code.name, message: error.clientMessage)
-                .response(
-                    HTTPResponseStatus(statusCode: error.httpStatus), retryAfter: error.httpStatus == 503 ? 1 : nil)
-        } catch let error as DecodingError {
-            return ErrorAnswer(code: "notAnUpload", message: "\(error)").response(.unprocessableEntity)
-        } catch {
-            // The body itself failed: the client went away, or the task was cancelled.
-            req.logger.info("upload failed reading the request: \(error)")
-            return ErrorAnswer(code: "bodyFailed", message: "reading the request failed").response(.badRequest)
+        return try await req.multipartForm(as: Upload.self, spooler: spooler, countedBy: ticket) { upload in
+            try UploadAnswer(
+                caption: upload.caption,
+                photos: upload.photos.map {
+                    .init(filename: $0.filename, size: $0.byteCount, sha256: $0.digest?.hex ?? "")
+                }
+            ).response()
         }
     }
 
@@ -147,29 +124,6 @@ struct UploadAnswer: Codable {
     func response() throws -> Response {
         let response = Response(status: .ok)
         try response.content.encode(self, as: .json)
-        return response
-    }
-}
-
-/// An error, as JSON: `{"error": {"code": …, "message": …}}`.
-///
-/// Vapor 4 keeps the connection open after it (it decides keep-alive from the request alone, and a `Connection:
-/// close` set here would only be sent beside its own `keep-alive`), and reads the rest of a refused body. The nginx
-/// of `Deploy/` closes it instead: see `Deploy/upload-guards.conf`.
-struct ErrorAnswer: Codable {
-    struct Body: Codable {
-        var code: String
-        var message: String
-    }
-
-    var error: Body
-
-    init(code: String, message: String) { error = Body(code: code, message: message) }
-
-    func response(_ status: HTTPResponseStatus, retryAfter seconds: Int? = nil) -> Response {
-        let response = Response(status: status)
-        if let seconds { response.headers.replaceOrAdd(name: .retryAfter, value: String(seconds)) }
-        try? response.content.encode(self, as: .json)
         return response
     }
 }

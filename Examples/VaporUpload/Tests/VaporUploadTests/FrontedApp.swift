@@ -32,10 +32,11 @@ final class FrontedApp: @unchecked Sendable {
     static func with<T>(
         limits: MultipartSpooler.Limits = .default, descriptors: Int = 4096,
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
-        _ body: (FrontedApp) async throws -> T
+        small: Bool = false, _ body: (FrontedApp) async throws -> T
     ) async throws -> T {
-        try await RunningApp.with(limits: limits, kitRouteMaxBytes: nil, admission: admission, behindProxy: true) {
-            app in
+        try await RunningApp.with(
+            limits: limits, kitRouteMaxBytes: nil, admission: admission, behindProxy: true, small: small
+        ) { app in
             let fronted = try start(app: app, descriptors: descriptors)
             defer { fronted.stop() }
             return try await body(fronted)

@@ -19,14 +19,15 @@ final class RunningApp: @unchecked Sendable {
         self.spool = spool
     }
 
-    /// Runs `body` with the app serving; stops it and removes its spool folder after.
+    /// Runs `body` with the app serving; stops it and removes its spool folder after. `small` serves `smallApp`
+    /// instead of the example's routes, with a spooler of `limits`.
     /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
     /// test of that limit sets it).
     static func with<T>(
         limits: MultipartSpooler.Limits = .default, kitRouteMaxBytes: Int? = 16 << 20,
         idleTimeoutSeconds: Int64 = 30,
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
-        behindProxy: Bool = false, _ body: (RunningApp) async throws -> T
+        behindProxy: Bool = false, small: Bool = false, _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
@@ -37,7 +38,12 @@ final class RunningApp: @unchecked Sendable {
             settings.idleTimeoutSeconds = idleTimeoutSeconds
             settings.admission = admission
             settings.behindProxy = behindProxy
-            try routes(app, settings: settings)
+            if small {
+                try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+                smallApp(app, spooler: MultipartSpooler(directory: spool, limits: limits))
+            } else {
+                try routes(app, settings: settings)
+            }
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
             try await app.server.start(address: nil)

@@ -1,5 +1,6 @@
 import Foundation
 import StreamingMultipart
+import StreamingMultipartVapor
 import Vapor
 
 struct PhotoUpload: Decodable {
@@ -10,7 +11,7 @@ struct PhotoUpload: Decodable {
 func registerPhotoRoute(_ app: Application, spooler: MultipartSpooler) {
     // body: .stream, or Vapor collects the whole body in memory before the route runs
     app.on(.POST, "photos", body: .stream) { req async throws -> HTTPStatus in
-        try await req.withMultipartForm(as: PhotoUpload.self, spooler: spooler) { upload in
+        try await req.multipartForm(as: PhotoUpload.self, spooler: spooler) { upload in
             for photo in upload.photos {
                 try photo.move(to: "/srv/photos/\(UUID().uuidString)-\(photo.safeFilename)")
             }

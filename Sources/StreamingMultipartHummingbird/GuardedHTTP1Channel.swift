@@ -1,0 +1,79 @@
+#if Hummingbird
+public import HummingbirdCore
+public import Logging
+public import NIOCore
+public import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+public import StreamingMultipartNIO
+
+/// Hummingbird's HTTP/1 child channel with the library's `HTTPServerGuards` (StreamingMultipartNIO), placed below
+/// Hummingbird's conversion to HTTPTypes, where a request's HTTP version and framing are still visible:
+///
+/// ```
+/// socket ⇄ (past the connection limit: 503) ⇄ HTTP/1 codec ⇄ the guards ⇄ HTTPContinueHandler
+///        ⇄ HTTP1ToHTTPServerCodec ⇄ HTTPConnectionStateHandler (idle timeout) ⇄ the router
+/// ```
+///
+/// Hummingbird's own `.http1()` adds its `additionalChannelHandlers` after that conversion, where these could not
+/// work; the rest is what its `HTTP1Channel.setup` does. Made by `HTTPServerBuilder.guardedHTTP1(guards:idleTimeout:)`.
+public struct GuardedHTTP1Channel: HTTPChannelHandler {
+    public typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    public let responder: HTTPChannelHandler.Responder
+    /// The header deadline, write timeout, linger and connection limit.
+    public let guards: HTTPServerGuards
+    /// Nothing read or written for this long closes the connection (Hummingbird's idle timeout).
+    public let idleTimeout: Duration
+
+    public init(responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration) {
+        self.responder = responder
+        self.guards = guards
+        self.idleTimeout = idleTimeout
+    }
+
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.configureGuardedHTTPServerPipeline(guards: guards)
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
+            return try NIOAsyncChannel(
+                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    public func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1 with the guards every upload server needs, in one line:
+    ///
+    /// ```swift
+    /// let app = Application(router: router, server: .guardedHTTP1())
+    /// ```
+    ///
+    /// The defaults: a request head within 10 s (else 408), writes that stall 10 s close the connection, an answer
+    /// with `Connection: close` (every refusal of this library's) shuts the connection without reading the rest of
+    /// the body, connections past what the process's descriptors hold get 503 at once, `Expect: 100-continue`
+    /// answered in order, framing that two parsers could read apart refused (400, 501), and a connection idle for
+    /// 60 s closed: longer than the spooler's body rule takes at its default (500 B/s over 20 s windows: a body that
+    /// stops is answered 408 within 40 s), so that a stalled upload gets its answer. Hummingbird answers the requests
+    /// NIO's parser cannot read.
+    ///
+    /// - Parameters:
+    ///   - guards: the header deadline, write timeout, linger and connection limit (`HTTPServerGuards`).
+    ///   - idleTimeout: nothing read or written for this long closes the connection.
+    public static func guardedHTTP1(
+        guards: HTTPServerGuards = HTTPServerGuards(
+            connections: .fittingDescriptors(uploads: ConnectionLimit.uploadsFittingDescriptors()),
+            answersUnreadableRequests: false),
+        idleTimeout: Duration = .seconds(60)
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, guards: guards, idleTimeout: idleTimeout)
+        }
+    }
+}
+#endif
