@@ -261,10 +261,31 @@ struct SendCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data(Self.requestHead(method, target, sent, body, options).utf8))
         }
         let start = ContinuousClock.now
-        let response = try await client.upload(body, to: target, method: method, headers: headers, options: options) {
-            progress in
-            display.update(progress)
-            transfer.update { $0.sizeUpload = Int64(progress.completedBytes) }
+        /// `-w`'s line: written for every outcome, as curl writes it (`000` for an answer that never came).
+        func writeReport(code: Int, received: Int64 = 0, contentType: String? = nil) {
+            guard let writeOut else { return }
+            var report = transfer.value
+            report.httpCode = code
+            report.sizeDownload = received
+            report.timeTotal = ContinuousClock.now - start
+            report.contentType = contentType
+            let (text, unknown) = report.writeOut(writeOut)
+            for name in unknown {
+                FileHandle.standardError.write(Data("multipart: unknown --write-out variable: '\(name)'\n".utf8))
+            }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.upload(body, to: target, method: method, headers: headers, options: options) {
+                progress in
+                display.update(progress)
+                transfer.update { $0.sizeUpload = Int64(progress.completedBytes) }
+            }
+        } catch {
+            display.finish()
+            writeReport(code: 0)
+            throw error
         }
         display.finish()
         let status = response.status
@@ -285,6 +306,7 @@ struct SendCommand: AsyncParsableCommand {
             try Self.write(jar.netscapeFile(), to: cookieJar)
         }
         if fail && status.code >= 400 {
+            writeReport(code: Int(status.code), contentType: response.headers.first(name: "Content-Type"))
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }
         let sink = try ResponseSink(path: output)
@@ -295,18 +317,7 @@ struct SendCommand: AsyncParsableCommand {
             try sink.write(buffer)
         }
         try sink.close()
-        if let writeOut {
-            var report = transfer.value
-            report.httpCode = Int(status.code)
-            report.sizeDownload = received
-            report.timeTotal = ContinuousClock.now - start
-            report.contentType = response.headers.first(name: "Content-Type")
-            let (text, unknown) = report.writeOut(writeOut)
-            for name in unknown {
-                FileHandle.standardError.write(Data("multipart: unknown --write-out variable: '\(name)'\n".utf8))
-            }
-            FileHandle.standardOutput.write(Data(text.utf8))
-        }
+        writeReport(code: Int(status.code), received: received, contentType: response.headers.first(name: "Content-Type"))
         if failWithBody && status.code >= 400 {
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }

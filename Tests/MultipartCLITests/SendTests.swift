@@ -187,6 +187,16 @@ struct SendTests {
             [String(server.url.absoluteString.dropFirst("http://".count)), "-i", "-F", "a=b", "--progress", "none"])
         #expect(included.status == 0, "\(included.stderr)")
         #expect(included.stdoutText.hasPrefix("HTTP/1.1 200 OK\r\n") && included.stdoutText.contains("\r\n\r\n{"))
+
+        // Where no answer comes, curl's -w still writes its line, with 000; and with --fail, the status it failed on.
+        let closed = "http://127.0.0.1:\(try PeerUploadServer.freePort(python: python))/upload"
+        let failing = "http://127.0.0.1:\(server.port)/redirect/404?to=/"
+        for (url, extra) in [(closed, [String]()), (failing, ["--fail"])] {
+            let arguments = [url, "-s", "-w", "%{http_code} %{size_download}\\n", "-F", "a=b"] + extra
+            let curl = try runProgram(try #require(executableOnPath("curl")), arguments)
+            let ours = try multipart(arguments + ["--progress", "none"])
+            #expect(ours.stdoutText == curl.stdoutText && ours.status == curl.status, "\(url): \(ours.stderr)")
+        }
     }
 
     /// `-x` and the proxy variables, read as curl reads them: the form goes through the proxy's CONNECT tunnel (the
