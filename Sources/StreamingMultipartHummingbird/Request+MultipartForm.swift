@@ -21,29 +21,20 @@ extension Request {
     /// }
     /// ```
     ///
-    /// A bad form throws ``StreamingMultipart/MultipartFormError``, which Hummingbird answers itself with the
-    /// status it names (413 past a limit, 415 for another media type, 422 with the field's name for a form that is
-    /// not a `T`) and a message fit for the client.
-    ///
-    /// - Parameters:
-    ///   - spooler: where files go, and the limits.
-    ///   - decoder: how names nest, dates, and the limits on the shapes names build.
-    ///   - fileFilter: decides for each file, before any byte of it is stored, to store it, skip it or refuse the
-    ///     form (`MultipartFileDecision`); nil leaves the spooler's own.
-    ///   - ticket: a slot from an `UploadAdmission` (`admission.ticket(for:)`), which counts the body's bytes and
-    ///     may cut it to make room (503).
-    /// - Returns: what `work` returns.
+    /// It is `MultipartSpooler.withDecodedForm` on this request's body and headers, with `fileFilter` (when given)
+    /// in place of the spooler's and the body counted by an admission's `ticket` (when given). A bad form throws
+    /// ``StreamingMultipart/MultipartFormError``, which Hummingbird answers itself with its status (413 past a limit,
+    /// 415 for another media type, 422 naming the field of a form that is not a `T`), its JSON and `Connection:
+    /// close`.
     public func multipartForm<T: Decodable & Sendable, Result>(
         as type: T.Type, spooler: MultipartSpooler, decoder: MultipartFormDecoder = MultipartFormDecoder(),
         fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)? = nil,
         countedBy ticket: UploadAdmission.Ticket? = nil, isolation: isolated (any Actor)? = #isolation,
         _ work: (T) async throws -> Result
     ) async throws -> Result {
-        var spooler = spooler
-        if let fileFilter { spooler.fileFilter = fileFilter }
-        return try await spooler.withDecodedForm(
+        try await spooler.withDecodedForm(
             as: T.self, body, contentType: headers[.contentType], contentEncoding: headers[.contentEncoding],
-            decoder: decoder, countedBy: ticket, work)
+            decoder: decoder, fileFilter: fileFilter, countedBy: ticket, work)
     }
 }
 #endif

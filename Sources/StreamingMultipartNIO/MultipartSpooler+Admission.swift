@@ -3,8 +3,9 @@ public import StreamingMultipart
 
 extension MultipartSpooler {
     /// ``MultipartSpooler/withDecodedForm(as:_:contentType:contentEncoding:decoder:isolation:_:)`` for a server's
-    /// body of buffers, counted by an ``UploadAdmission/Ticket`` when one is given: an upload the admission cut to
-    /// make room fails with `503 busy` and `Retry-After`.
+    /// body of buffers, with a route's `fileFilter` (when given) in place of the spooler's, and counted by an
+    /// ``UploadAdmission/Ticket`` when one is given: an upload the admission cut to make room fails with `503 busy`
+    /// and `Retry-After`. The server integrations' `request.multipartForm(as:…)` call it.
     ///
     /// ```swift
     /// let ticket = try admission.ticket(for: peer)   // 429 or 503 when there is no room
@@ -13,16 +14,20 @@ extension MultipartSpooler {
     /// ```
     public func withDecodedForm<T: Decodable & Sendable, Body: AsyncSequence, Result>(
         as type: T.Type, _ body: sending Body, contentType: String?, contentEncoding: String? = nil,
-        decoder: MultipartFormDecoder = MultipartFormDecoder(), countedBy ticket: UploadAdmission.Ticket?,
-        isolation: isolated (any Actor)? = #isolation, _ work: (T) async throws -> Result
+        decoder: MultipartFormDecoder = MultipartFormDecoder(),
+        fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)? = nil,
+        countedBy ticket: UploadAdmission.Ticket?, isolation: isolated (any Actor)? = #isolation,
+        _ work: (T) async throws -> Result
     ) async throws -> Result where Body.Element == ByteBuffer {
+        var spooler = self
+        if let fileFilter { spooler.fileFilter = fileFilter }
         guard let ticket else {
-            return try await withDecodedForm(
+            return try await spooler.withDecodedForm(
                 as: T.self, body, contentType: contentType, contentEncoding: contentEncoding, decoder: decoder,
                 work)
         }
         do {
-            return try await withDecodedForm(
+            return try await spooler.withDecodedForm(
                 as: T.self, body.counted(by: ticket), contentType: contentType, contentEncoding: contentEncoding,
                 decoder: decoder, work)
         } catch let error as MultipartFormError where ticket.wasCut {

@@ -4,10 +4,9 @@ public import StreamingMultipartNIO
 public import Vapor
 
 extension Request {
-    /// Streams this request's form, `multipart/form-data` or `application/x-www-form-urlencoded` alike, through
-    /// `spooler` and decodes it as `T` (``StreamingMultipart/SpooledForm`` for the form itself); `work` gets the
-    /// value, and the form's files are removed when it returns or throws (move a `SpooledFile` out to keep it).
-    /// The route must take its body as a stream (`body: .stream`), or Vapor collects it in memory first.
+    /// This request's form (multipart or urlencoded) spooled and decoded as `T`, handed to `work`; its files are
+    /// removed when `work` returns or throws. The route must take its body as a stream (`body: .stream`), or Vapor
+    /// collects it in memory first.
     ///
     /// ```swift
     /// struct Upload: Decodable {
@@ -22,29 +21,21 @@ extension Request {
     /// }
     /// ```
     ///
-    /// A bad form throws ``StreamingMultipart/MultipartFormError``, an `AbortError` with the status it names (413
-    /// past a limit, 415 for another media type, 422 with the field's name for a form that is not a `T`) and a
-    /// message fit for the client; ``MultipartErrorMiddleware`` answers it as the library's JSON.
-    ///
-    /// - Parameters:
-    ///   - spooler: where files go, and the limits.
-    ///   - decoder: how names nest, dates, and the limits on the shapes names build.
-    ///   - fileFilter: decides for each file, before any byte of it is stored, to store it, skip it or refuse the
-    ///     form (`MultipartFileDecision`); nil leaves the spooler's own.
-    ///   - ticket: a slot from an `UploadAdmission` (`admission.ticket(for:)`), which counts the body's bytes and
-    ///     may cut it to make room (503).
-    /// - Returns: what `work` returns.
+    /// Vapor's own `ErrorMiddleware` answers the ``StreamingMultipart/MultipartFormError`` a bad form throws as an
+    /// `AbortError` with its status and message; ``MultipartErrorMiddleware`` (`app.useMultipartUploads()`) answers
+    /// it as the library's JSON, code and field included. The rest is `MultipartSpooler.withDecodedForm` on this
+    /// request, with `fileFilter` (when given) in place of the spooler's and the body counted by an admission's
+    /// `ticket` (when given).
     public func multipartForm<T: Decodable & Sendable, Result>(
         as type: T.Type, spooler: MultipartSpooler, decoder: MultipartFormDecoder = MultipartFormDecoder(),
         fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)? = nil,
         countedBy ticket: UploadAdmission.Ticket? = nil, isolation: isolated (any Actor)? = #isolation,
         _ work: (T) async throws -> Result
     ) async throws -> Result {
-        var spooler = spooler
-        if let fileFilter { spooler.fileFilter = fileFilter }
-        return try await spooler.withDecodedForm(
+        try await spooler.withDecodedForm(
             as: T.self, body, contentType: headers.first(name: .contentType),
-            contentEncoding: headers.first(name: .contentEncoding), decoder: decoder, countedBy: ticket, work)
+            contentEncoding: headers.first(name: .contentEncoding), decoder: decoder, fileFilter: fileFilter,
+            countedBy: ticket, work)
     }
 }
 #endif
