@@ -317,7 +317,8 @@ struct SendCommand: AsyncParsableCommand {
             try sink.write(buffer)
         }
         try sink.close()
-        writeReport(code: Int(status.code), received: received, contentType: response.headers.first(name: "Content-Type"))
+        let contentType = response.headers.first(name: "Content-Type")
+        writeReport(code: Int(status.code), received: received, contentType: contentType)
         if failWithBody && status.code >= 400 {
             throw SendFailure.httpStatus(Int(status.code), reason: status.reasonPhrase)
         }
