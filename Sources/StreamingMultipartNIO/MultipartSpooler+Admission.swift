@@ -2,7 +2,7 @@ public import NIOCore
 public import StreamingMultipart
 
 extension MultipartSpooler {
-    /// ``MultipartSpooler/withDecodedForm(as:_:contentType:contentEncoding:decoder:isolation:_:)`` for a server's
+    /// The core's `MultipartSpooler.withDecodedForm(as:_:contentType:…)` for a server's
     /// body of buffers, with a route's `fileFilter` (when given) in place of the spooler's, and counted by an
     /// ``UploadAdmission/Ticket`` when one is given: an upload the admission cut to make room fails with `503 busy`
     /// and `Retry-After`. The server integrations' `request.multipartForm(as:…)` call it.

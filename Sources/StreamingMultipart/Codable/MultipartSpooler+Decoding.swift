@@ -16,8 +16,13 @@ extension MultipartSpooler {
     /// ```
     ///
     /// - Parameters:
+    ///   - type: what to decode the form as; ``SpooledForm`` for the form itself.
+    ///   - body: the request's body, as the server hands it over.
     ///   - contentType: the request's `Content-Type`; nil fails with ``MultipartError/Code/invalidContentType``.
+    ///   - contentEncoding: the request's `Content-Encoding`, nil for none.
     ///   - decoder: names, dates and the limits on the shapes names build.
+    ///   - isolation: the actor the form is read on; the caller's by default.
+    ///   - work: what to do with the value, while the form's files are there.
     /// - Returns: what `work` returns.
     /// - Throws: ``MultipartFormError`` for everything that fails before `work` runs: a malformed body or one past
     ///   the limits, a field missing or of the wrong kind, a file the ``fileFilter`` refused, the body's own
