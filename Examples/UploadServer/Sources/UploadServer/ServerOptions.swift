@@ -3,7 +3,11 @@ import Foundation
 
 /// The command line, read by ArgumentParser (`UploadServer --help` lists it). Every limit has a default fit for a
 /// small server.
-struct ServerOptions: ParsableArguments {
+struct ServerOptions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "UploadServer",
+        abstract: "A form page at GET /, uploads at POST /upload spooled to disk or a bucket, on 127.0.0.1.")
+
     @Option(help: "The port on 127.0.0.1; 0 lets the system choose (the server prints the one it got).")
     var port = 8080
     @Option(help: "Where uploads are spooled (default: a new folder in the temporary folder).")
