@@ -98,6 +98,13 @@ struct SendCommand: AsyncParsableCommand {
     var connectTimeout: Double = 10
 
     @Option(
+        name: .customLong("expect100-timeout"),
+        help: ArgumentHelp(
+            "The most seconds a body over 1 MiB waits for the server's 100 Continue before it is sent anyway.",
+            valueName: "seconds"))
+    var expect100Timeout: Double = 1
+
+    @Option(
         name: [.customShort("u"), .customLong("user")],
         help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
     var user: String?
@@ -224,16 +231,27 @@ struct SendCommand: AsyncParsableCommand {
         options.retry.retriesEveryError = retryAllErrors
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
+        options.expectContinueTimeout = .milliseconds(Int64(max(0, expect100Timeout) * 1000))
         let silent = self.silent
+        let verbose = self.verbose
         let transfer = SharedTransferReport(TransferReport(urlEffective: target))
         options.onEvent = { event in
             switch event {
             case .retrying(let attempt, let of, let delay, let reason):
                 if !silent { display.note("\(reason); attempt \(attempt) of \(of) in \(SendProgress.seconds(delay))") }
+                transfer.update { $0.interimHeads = [] }
             case .redirecting(_, let next):
                 transfer.update {
                     $0.redirects += 1
                     $0.urlEffective = next
+                    $0.interimHeads = []
+                }
+            case .interimResponse(let interim):
+                let head = TransferReport.head(version: .http1_1, status: interim.status, headers: interim.headers)
+                transfer.update { $0.interimHeads.append(head) }
+                // curl's -v shows an interim head without the empty line that ends it (one CRLF, one Character).
+                if verbose {
+                    FileHandle.standardError.write(Data(TransferReport.marked(String(head.dropLast()), "<").utf8))
                 }
             }
         }
@@ -295,8 +313,10 @@ struct SendCommand: AsyncParsableCommand {
             // The one redirect -L does not follow where curl would: the body and headers would go out in clear.
             display.note("not following the redirect from https to \(target): the answer is the redirect itself")
         }
-        let head = TransferReport.head(of: response)
-        if verbose { FileHandle.standardError.write(Data(TransferReport.marked(head, "<").utf8)) }
+        let head = transfer.value.interimHeads.joined() + TransferReport.head(of: response)
+        if verbose {
+            FileHandle.standardError.write(Data(TransferReport.marked(TransferReport.head(of: response), "<").utf8))
+        }
         if let dumpHeader { try Self.write(head, to: dumpHeader) }
         if let cookieJar {
             let host = URL(string: transfer.value.urlEffective)?.host ?? ""
@@ -400,6 +420,7 @@ struct SendCommand: AsyncParsableCommand {
             timeout: .init(connect: .milliseconds(Int64(connectTimeout * 1000))))
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.proxy = try proxySetting()?.configuration
+        configuration.enableExpectContinue()
         return configuration
     }
 

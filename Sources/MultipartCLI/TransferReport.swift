@@ -16,6 +16,9 @@ struct TransferReport {
     var urlEffective: String
     var redirects = 0
     var contentType: String?
+    /// The interim answers' heads (`100 Continue`) of the last attempt, as `head` writes them: `-D` and `-i` write
+    /// them before the final head, as curl does.
+    var interimHeads: [String] = []
 
     /// The variables `-w` knows, as curl 7.88 writes them: sizes and speeds in whole bytes (per second), times in
     /// seconds with six decimals.
@@ -70,9 +73,13 @@ struct TransferReport {
 
     /// A response's head as it came: the status line, each header, and the blank line, each ending in CRLF.
     static func head(of response: HTTPClientResponse) -> String {
-        var text = "HTTP/\(response.version.major).\(response.version.minor) \(response.status.code)"
-        text += " \(response.status.reasonPhrase)\r\n"
-        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        head(version: response.version, status: response.status, headers: response.headers)
+    }
+
+    /// A head from its parts, as `head(of:)` writes it.
+    static func head(version: HTTPVersion, status: HTTPResponseStatus, headers: HTTPHeaders) -> String {
+        var text = "HTTP/\(version.major).\(version.minor) \(status.code) \(status.reasonPhrase)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
         return text + "\r\n"
     }
 

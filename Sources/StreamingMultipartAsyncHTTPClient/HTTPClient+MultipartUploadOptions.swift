@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+public import NIOHTTP1
 public import StreamingMultipart
 
 extension HTTPClient {
@@ -30,9 +31,15 @@ extension HTTPClient {
         /// never sends it. A server that refuses the request (413, 415, 401) can then answer before the body: the
         /// transfer stops as that answer arrives, and the refusal is returned.
         ///
-        /// AsyncHTTPClient does not hold the body back until `100 Continue`: it starts at once and stops when a final
-        /// answer of 300 or more arrives, so a few socket buffers of it may be sent before a refusal.
+        /// The body waits for `100 Continue` (or the final answer, or ``expectContinueTimeout``) on a client set up
+        /// with `HTTPClient.Configuration.enableExpectContinue()`, and none of it is sent before a refusal. On another
+        /// client it starts at once, as AsyncHTTPClient sends it, and stops when a final answer of 300 or more arrives:
+        /// a few socket buffers of it may then be sent before the refusal.
         public var expectContinueThreshold: Int64? = 1 << 20
+        /// How long a body sent with `Expect: 100-continue` waits for the server's `100 Continue` before it starts
+        /// anyway (curl's `--expect100-timeout`, 1 s). A final answer of 300 or more that arrives first holds it
+        /// for good; none of it is then sent.
+        public var expectContinueTimeout: Duration = .seconds(1)
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.
         public var compression: MultipartBody.Compression? = nil
@@ -53,5 +60,27 @@ extension HTTPClient {
         case retrying(attempt: Int, of: Int, delay: Duration, reason: String)
         /// A redirect is followed: the status that asked for it and the next URL.
         case redirecting(status: Int, to: String)
+        /// An interim answer (1xx: `100 Continue`, `103 Early Hints`) arrived before the final one; reported on a
+        /// client set up with `HTTPClient.Configuration.enableExpectContinue()`, for a request that carries
+        /// `Expect: 100-continue`, at most 100 times a request (a server may send any number).
+        case interimResponse(HTTPClient.InterimResponse)
+    }
+
+    /// The head of an interim answer (1xx), as the server sent it.
+    public struct InterimResponse: Sendable, Hashable {
+        /// `100 Continue`, `102 Processing`, `103 Early Hints`.
+        public var status: HTTPResponseStatus
+        /// Its headers, in order (`Link` for early hints; usually none).
+        public var headers: HTTPHeaders
+
+        public init(status: HTTPResponseStatus, headers: HTTPHeaders = [:]) {
+            self.status = status
+            self.headers = headers
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(status)
+            hasher.combine(headers.count)  // NIO's header equality ignores order and the names' case
+        }
     }
 }

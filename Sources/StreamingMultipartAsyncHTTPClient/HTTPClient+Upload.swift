@@ -27,8 +27,10 @@ extension HTTPClient {
     ///
     /// The request carries `Content-Type` with the body's boundary and `Content-Length` whenever the body's length is
     /// known (chunked otherwise, and always when compressed), and `Expect: 100-continue` past
-    /// ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueThreshold``. A response of 300 or more that arrives while the body is
-    /// being sent stops the transfer.
+    /// ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueThreshold``. On a client set up with
+    /// `HTTPClient.Configuration.enableExpectContinue()` such a body waits for `100 Continue`, as curl's does, up
+    /// to ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueTimeout``. A response of 300 or more
+    /// that arrives while the body is being sent, or held, stops the transfer.
     ///
     /// Between attempts (``AsyncHTTPClient/HTTPClient/MultipartUploadOptions``):
     /// - 307 and 308 send the same request with the whole body again, produced anew from its parts; 301 and 302
@@ -75,14 +77,16 @@ extension HTTPClient {
             var request = HTTPClientRequest(url: plan.url.absoluteString)
             request.method = plan.httpMethod
             request.headers = plan.httpHeaders
+            let gate = plan.sendsBody ? Self.continueGate(for: request.headers, options: options) : nil
             if plan.sendsBody {
                 request.body = body.httpClientRequestBody(
                     size: options.bufferSize, compression: options.compression, throttle: options.throttle,
-                    progress: progress)
+                    progress: progress, heldBy: gate.map { ($0.gate, options.expectContinueTimeout) })
             }
             let deadline = options.timeout.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
             let response: HTTPClientResponse
             do {
+                defer { gate.map { ContinueGates.shared.remove($0.gate, for: $0.contentType) } }
                 response = try await execute(request, deadline: deadline)
             } catch {
                 guard case .retry(let delay, let reason)? = plan.next(afterError: error) else { throw error }
@@ -133,6 +137,22 @@ extension HTTPClient {
             headers.add(name: "Expect", value: "100-continue")
         }
         return headers
+    }
+
+    /// A gate for a request that says `Expect: 100-continue`, registered under its `Content-Type` for the connection's
+    /// observer to find (`HTTPClient.Configuration.enableExpectContinue()`); nil for another request.
+    private static func continueGate(
+        for headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions
+    ) -> (gate: ContinueGate, contentType: String)? {
+        guard headers["Expect"].contains(where: { $0.lowercased() == "100-continue" }),
+            let contentType = headers.first(name: "Content-Type")
+        else { return nil }
+        let onEvent = options.onEvent
+        let gate = ContinueGate { head in
+            onEvent?(.interimResponse(HTTPClient.InterimResponse(status: head.status, headers: head.headers)))
+        }
+        ContinueGates.shared.register(gate, for: contentType)
+        return (gate, contentType)
     }
 
     /// Reads a response no one will see, up to 1 MiB, so that its connection can serve the next attempt.

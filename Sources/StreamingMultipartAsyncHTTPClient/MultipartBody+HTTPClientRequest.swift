@@ -32,7 +32,17 @@ extension MultipartBody {
         size: Int = 256 * 1024, compression: Compression? = nil, throttle: Throttle? = nil,
         progress: (@Sendable (Progress) -> Void)? = nil
     ) -> HTTPClientRequest.Body {
+        httpClientRequestBody(size: size, compression: compression, throttle: throttle, progress: progress, heldBy: nil)
+    }
+
+    /// The body, its first buffer held by `gate` for at most `timeout` when there is one.
+    func httpClientRequestBody(
+        size: Int, compression: Compression?, throttle: Throttle?, progress: (@Sendable (Progress) -> Void)?,
+        heldBy gate: (gate: ContinueGate, timeout: Duration)?
+    ) -> HTTPClientRequest.Body {
         let buffers = byteBuffers(size: size, compression: compression, throttle: throttle, progress: progress)
-        return .stream(buffers, length: buffers.contentLength.map { .known($0) } ?? .unknown)
+        let length: HTTPClientRequest.Body.Length = buffers.contentLength.map { .known($0) } ?? .unknown
+        guard let gate else { return .stream(buffers, length: length) }
+        return .stream(HeldBuffers(base: buffers, gate: gate.gate, timeout: gate.timeout), length: length)
     }
 }

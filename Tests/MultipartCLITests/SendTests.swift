@@ -199,6 +199,68 @@ struct SendTests {
         }
     }
 
+    /// A body over 1 MiB goes with `Expect: 100-continue` and waits for the interim answer, as curl's does: `-v`, `-D`
+    /// and `-i` show the `100 Continue` as curl does; with a front that never sends one, both send the body after
+    /// `--expect100-timeout`; with one that refuses at once, neither sends a byte of it.
+    @Test(.enabled(if: executableOnPath("curl") != nil, "needs curl"))
+    func expectContinueIsCurls() throws {
+        let curl = try #require(executableOnPath("curl"))
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let fields = Array(try makeForm(folder).arguments.dropLast(2))  // without --progress none: -s is curl's
+        let common = ["-s", "-v", "-i", "-o", folder.url.appendingPathComponent("out").path] + fields
+        func heads(_ result: ProgramResult, dump: String) throws -> (
+            verbose: [String], dumped: [String], included: [String]
+        ) {
+            // The answer's own length and date differ: the two bodies and their times do.
+            func kept(_ line: some StringProtocol) -> Bool {
+                !["date:", "content-length:"].contains {
+                    line.dropFirst(line.hasPrefix("< ") ? 2 : 0).lowercased().hasPrefix($0)
+                }
+            }
+            let verbose = result.stderr.replacingOccurrences(of: "\r", with: "").split(separator: "\n")
+                .filter { $0.hasPrefix("<") && kept($0) }.map(String.init)
+            let dumped = try String(contentsOfFile: dump, encoding: .utf8).components(separatedBy: "\r\n").filter(kept)
+            let output = try String(contentsOf: folder.url.appendingPathComponent("out"), encoding: .utf8)
+            let included = output.components(separatedBy: "\r\n\r\n").dropLast().joined(separator: "\r\n\r\n")
+                .components(separatedBy: "\r\n").filter(kept)
+            return (verbose, dumped, included)
+        }
+        let dump = folder.url.appendingPathComponent("head").path
+        let theirs = try runProgram(curl, [server.url.absoluteString, "-D", dump] + common)
+        try #require(theirs.status == 0, "\(theirs.stderr)")
+        let curlHeads = try heads(theirs, dump: dump)
+        let ours = try multipart([server.url.absoluteString, "-D", dump] + common)
+        try #require(ours.status == 0, "\(ours.stderr)")
+        let ourHeads = try heads(ours, dump: dump)
+        #expect(curlHeads.verbose.first == "< HTTP/1.1 100 Continue", "\(curlHeads.verbose)")
+        #expect(ourHeads.verbose == curlHeads.verbose)
+        #expect(curlHeads.dumped.prefix(2) == ["HTTP/1.1 100 Continue", ""], "\(curlHeads.dumped)")
+        #expect(ourHeads.dumped == curlHeads.dumped)
+        #expect(ourHeads.included == curlHeads.included)
+
+        for (action, report) in [("continue:never", "waited "), ("refuse:413", "after ")] {
+            let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: [action])
+            let arguments =
+                ["http://127.0.0.1:\(front.port)/upload", "-s", "-o", "/dev/null", "-w", "%{http_code}"]
+                + ["--expect100-timeout", "0.4"] + fields
+            let theirs = try runProgram(curl, arguments)
+            let theirReport = try front.nextLine()
+            let ours = try multipart(arguments)
+            let ourReport = try front.nextLine()
+            #expect(ours.stdoutText == theirs.stdoutText && ours.status == theirs.status, "\(action): \(ours.stderr)")
+            for line in [theirReport, ourReport] {
+                let number = try #require(Int(line.dropFirst(report.count)), "\(action): \(line)")
+                if action == "refuse:413" {
+                    #expect(line == "after 0", "\(action)")
+                } else {
+                    #expect(number >= 350, "\(action): the body went \(number) ms after the head")
+                }
+            }
+        }
+    }
+
     /// `-x` and the proxy variables, read as curl reads them: the form goes through the proxy's CONNECT tunnel (the
     /// proxy logs the target and the credentials), `no_proxy` and `--noproxy` go around it, `-x ""` turns the
     /// variables off, and an `http` URL takes neither `HTTPS_PROXY` nor an upper-case `HTTP_PROXY`.

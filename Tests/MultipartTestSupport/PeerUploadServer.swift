@@ -29,12 +29,19 @@ package final class PeerUploadServer {
         process.standardOutput = output
         if quiet { process.standardError = FileHandle.nullDevice }
         try process.run()
+        firstLine = try Self.line(of: output)
+        if portFirst { _ = try #require(Int(firstLine), "\(script) printed no port: \(firstLine)") }
+    }
+
+    /// The next line the script prints (front.py's reports), without its newline; empty once it has ended.
+    package func nextLine() throws -> String { try Self.line(of: output) }
+
+    private static func line(of pipe: Pipe) throws -> String {
         var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
+        while let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
             line += byte
         }
-        firstLine = String(decoding: line, as: UTF8.self)
-        if portFirst { _ = try #require(Int(firstLine), "\(script) printed no port: \(firstLine)") }
+        return String(decoding: line, as: UTF8.self)
     }
 
     package var url: URL { URL(string: "http://127.0.0.1:\(port)/upload")! }
@@ -47,7 +54,8 @@ package final class PeerUploadServer {
     }
 
     /// Tests/Peers/front.py before the server on `targetPort`: each new connection takes the next of `actions`
-    /// (`proxy`, `drop`, `status:CODE[:RETRY_AFTER]`, `redirect:CODE:LOCATION`), the last one repeating.
+    /// (`proxy`, `drop`, `status:CODE[:RETRY_AFTER]`, `redirect:CODE:LOCATION`, `continue:MS`, `refuse:CODE`: see
+    /// the script), the last one repeating.
     package static func front(python: String, targetPort: Int, actions: [String]) throws -> PeerUploadServer {
         try PeerUploadServer(
             python: python, script: "front.py", arguments: [String(targetPort), actions.joined(separator: ",")])

@@ -13,7 +13,14 @@ Prints its port on the first line. Each new connection takes the next ACTION; th
                                  the same, after reading the body (by its Content-Length)
   redirect:CODE:LOCATION         reads the body (by its Content-Length), answers CODE with Location, and closes
   hang                           reads the head, then neither reads nor answers
-Every answer carries Connection: close. Exits when standard input closes.
+  continue:MS                    reads the head, counts the body bytes that come in the next MS milliseconds, then
+                                 answers 100 Continue and forwards the request (without its Expect) to the target;
+                                 continue:never sends no 100 and tells how long the body's first byte took
+  refuse:CODE                    answers CODE after the head without closing, then counts the body bytes that come
+                                 until the client closes (at most 2 s)
+Every answer but refuse's carries Connection: close. continue and refuse print a line for each connection on
+standard output: "early N" (the body bytes before the 100), "waited MS" (from the head to the body's first byte)
+or "after N" (the body bytes after the refusal). Exits when standard input closes.
 """
 import socket
 import sys
@@ -74,6 +81,31 @@ def answer(conn, code, headers):
     conn.sendall("\r\n".join(lines).encode())
 
 
+def read_for(conn, seconds):
+    """The bytes that arrive within `seconds`, or until the peer closes."""
+    data, deadline = b"", time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            break
+        data += chunk
+    conn.settimeout(None)
+    return data
+
+
+def forward(conn, head, rest, target_port):
+    """Sends the request, without its Expect header, to the target, then pipes both ways."""
+    lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"expect:")]
+    upstream = socket.create_connection(("127.0.0.1", target_port))
+    upstream.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + rest)
+    threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+    pipe(conn, upstream)
+
+
 def serve(conn, action, target_port):
     kind, _, argument = action.partition(":")
     try:
@@ -83,6 +115,22 @@ def serve(conn, action, target_port):
             pipe(conn, upstream)
             return
         head, rest = read_head(conn)
+        if kind == "continue":
+            if argument == "never":
+                started = time.monotonic()
+                rest += conn.recv(65536) if not rest else b""
+                print(f"waited {int((time.monotonic() - started) * 1000)}", flush=True)
+            else:
+                rest += read_for(conn, int(argument) / 1000)
+                print(f"early {len(rest)}", flush=True)
+                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            forward(conn, head, rest, target_port)
+            return
+        if kind == "refuse":
+            conn.sendall(f"HTTP/1.1 {argument} {REASONS.get(int(argument), 'Status')}\r\nContent-Length: 0\r\n\r\n"
+                         .encode())
+            print(f"after {len(rest) + len(read_for(conn, 2))}", flush=True)
+            return
         if kind == "hang":
             time.sleep(3600)  # the process ends when its input closes
         elif kind == "drop":

@@ -1,0 +1,193 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One attempt's wait for `100 Continue`: the body's first buffer is held until the gate opens, as curl holds a
+/// body sent with `Expect: 100-continue` (RFC 9110 §10.1.1). The gate only delays that buffer: the bytes are the
+/// same whichever way it opens.
+///
+/// States, one lock:
+///
+/// | event | registered | head sent | refused (a final answer of 300 or more) | open |
+/// |---|---|---|---|---|
+/// | the observer wrote the request head | head sent | | | |
+/// | `100 Continue` | | open: continued | | |
+/// | another 1xx | | reported | | |
+/// | a final answer below 300 | | open: answered | | |
+/// | a final answer of 300 or more | | refused | | |
+/// | that answer's end, or the connection closed | | open: ended | open: ended | |
+/// | the timeout | | open: timed out | stays refused | |
+/// | the body asks for its first buffer | open: not watched | waits | waits | goes on |
+///
+/// "Not watched": no observer saw the head, so nothing will come to wait for. A refused request waits for its
+/// answer's end, when AsyncHTTPClient has finished the request; the body then ends without a byte produced, and
+/// none of it is sent, as with curl.
+final class ContinueGate: @unchecked Sendable {
+    /// Why the gate opened.
+    enum Opening: Equatable, Sendable {
+        /// `100 Continue` arrived.
+        case continued
+        /// A final answer below 300 arrived first: the server takes the body without waiting for it.
+        case answered
+        /// The request is over before its body: a refusal's answer ended, or the connection closed.
+        case ended
+        /// No interim answer within the timeout.
+        case timedOut
+        /// No observer saw the request head: the client was not set up with `enableExpectContinue()`, or the
+        /// request went over HTTP/2.
+        case notWatched
+    }
+
+    private enum Phase {
+        case registered, headSent, refused
+        case open(Opening)
+    }
+
+    /// The most interim answers reported for one request: a server may send any number of them.
+    static let maxReportedInterimAnswers = 100
+
+    private let lock = NSLock()
+    private var phase = Phase.registered  // guarded by `lock`
+    private var waiter: CheckedContinuation<Opening, Never>?  // guarded by `lock`
+    private var interimAnswers = 0  // guarded by `lock`
+    private let onInterim: @Sendable (HTTPResponseHead) -> Void
+
+    /// - Parameter onInterim: called with each interim answer (1xx) of the request, on the connection's event loop,
+    ///   up to ``maxReportedInterimAnswers``.
+    init(onInterim: @escaping @Sendable (HTTPResponseHead) -> Void) {
+        self.onInterim = onInterim
+    }
+
+    // MARK: The connection's side (its event loop)
+
+    /// The request head went out on a watched connection.
+    func requestHeadSent() {
+        lock.withLock { if case .registered = phase { phase = .headSent } }
+    }
+
+    /// A response head arrived for the request.
+    func received(_ head: HTTPResponseHead) {
+        switch head.status.code {
+        case 100..<200:
+            let reported = lock.withLock {
+                interimAnswers += 1
+                return interimAnswers <= Self.maxReportedInterimAnswers
+            }
+            if reported { onInterim(head) }
+            if head.status.code == 100 { open(.continued) }
+        case 200..<300:
+            open(.answered)
+        default:
+            lock.withLock { if case .headSent = phase { phase = .refused } }
+        }
+    }
+
+    /// The answer ended, or the connection closed, and AsyncHTTPClient knows: nothing more can come for this request.
+    func finished() { open(.ended) }
+
+    // MARK: The body's side
+
+    /// Waits until the gate opens, at most `timeout` unless a refusal is being answered.
+    func wait(upTo timeout: Duration) async -> Opening {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.timeUp()
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let opened: Opening? = lock.withLock {
+                switch phase {
+                case .registered:
+                    phase = .open(.notWatched)
+                    return .notWatched
+                case .open(let opening):
+                    return opening
+                case .headSent, .refused:
+                    waiter = continuation
+                    return nil
+                }
+            }
+            if let opened { continuation.resume(returning: opened) }
+        }
+    }
+
+    private func timeUp() {
+        let isWaitingForContinue = lock.withLock { if case .headSent = phase { true } else { false } }
+        if isWaitingForContinue { open(.timedOut) }
+    }
+
+    private func open(_ opening: Opening) {
+        let waiter: CheckedContinuation<Opening, Never>? = lock.withLock {
+            if case .open = phase { return nil }
+            phase = .open(opening)
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: opening)
+    }
+}
+
+/// The gates of the attempts under way, by the `Content-Type` their request carries: a body's boundary is random,
+/// so the value tells one upload from another on any connection. Two uploads of one body at once (one boundary)
+/// share a key: each connection then takes the first gate no head has claimed.
+final class ContinueGates: @unchecked Sendable {
+    static let shared = ContinueGates()
+
+    private let lock = NSLock()
+    private var gates: [String: [ContinueGate]] = [:]  // guarded by `lock`
+    private var claimed = Set<ObjectIdentifier>()  // guarded by `lock`
+
+    /// Makes `gate` the one a request head with `contentType` claims, until `remove`.
+    func register(_ gate: ContinueGate, for contentType: String) {
+        lock.withLock { gates[contentType, default: []].append(gate) }
+    }
+
+    func remove(_ gate: ContinueGate, for contentType: String) {
+        lock.withLock {
+            gates[contentType]?.removeAll { $0 === gate }
+            if gates[contentType]?.isEmpty == true { gates[contentType] = nil }
+            claimed.remove(ObjectIdentifier(gate))
+        }
+    }
+
+    /// The gate of the request whose head carries `contentType`, marked as sent; nil for a request no upload waits on.
+    func claim(_ contentType: String) -> ContinueGate? {
+        let gate: ContinueGate? = lock.withLock {
+            guard let gate = gates[contentType]?.first(where: { !claimed.contains(ObjectIdentifier($0)) }) else {
+                return nil
+            }
+            claimed.insert(ObjectIdentifier(gate))
+            return gate
+        }
+        gate?.requestHeadSent()
+        return gate
+    }
+}
+
+/// A body's buffers whose first waits for its ``ContinueGate``.
+struct HeldBuffers<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == ByteBuffer {
+    typealias Element = ByteBuffer
+
+    let base: Base
+    let gate: ContinueGate
+    let timeout: Duration
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), gate: gate, timeout: timeout)
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        var gate: ContinueGate?
+        let timeout: Duration
+
+        mutating func next() async throws -> ByteBuffer? {
+            if let gate {
+                self.gate = nil
+                // Over before the body: AsyncHTTPClient takes no more of it, so none is read.
+                if await gate.wait(upTo: timeout) == .ended { return nil }
+            }
+            return try await base.next()
+        }
+    }
+}

@@ -1,0 +1,80 @@
+public import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+
+extension HTTPClient.Configuration {
+    /// Lets `HTTPClient/upload(_:to:method:headers:options:progress:)` hold a body sent with
+    /// `Expect: 100-continue` until the server's `100 Continue`, as curl does: the body starts when `100 Continue`
+    /// arrives, or after ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueTimeout`` (1 s) without
+    /// an interim answer; a final answer that comes first (a 413, a 401, a 417) is the answer, and none of the body
+    /// is sent.
+    ///
+    /// ```swift
+    /// var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+    /// configuration.enableExpectContinue()
+    /// let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    /// let response = try await client.upload(body, to: "https://example.com/upload")
+    /// ```
+    ///
+    /// AsyncHTTPClient itself drops interim answers and starts a body at once. This adds a handler to each HTTP/1.1
+    /// connection of the client that sees the answers' heads before AsyncHTTPClient does, and tells the upload of
+    /// the request it belongs to; the upload reports each interim answer
+    /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/interimResponse(_:)``). Other requests pass it untouched.
+    /// Over HTTP/2 the body starts at once, as curl sends it there. The
+    /// configuration's `http1_1ConnectionDebugInitializer` is kept and runs first.
+    public mutating func enableExpectContinue() {
+        let previous = http1_1ConnectionDebugInitializer
+        http1_1ConnectionDebugInitializer = { channel in
+            let ready = previous?(channel).hop(to: channel.eventLoop) ?? channel.eventLoop.makeSucceededVoidFuture()
+            return ready.flatMapThrowing {
+                let pipeline = channel.pipeline.syncOperations
+                let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
+                try pipeline.addHandler(InterimAnswerObserver(), position: .after(decoder))
+            }
+        }
+    }
+}
+
+/// Sits between NIO's response decoder and AsyncHTTPClient's handler on an HTTP/1.1 connection: takes the gate of a
+/// request head that carries `Expect: 100-continue` from ``ContinueGates``, and tells it of the answer's heads, its
+/// end and the connection's close. Everything passes through unchanged.
+final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// The gate of the request on the connection now, until its answer ends.
+    private var gate: ContinueGate?
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head(let head) = unwrapOutboundIn(data),
+            head.headers["Expect"].contains(where: { $0.lowercased() == "100-continue" }),
+            let contentType = head.headers.first(name: "Content-Type")
+        {
+            gate = ContinueGates.shared.claim(contentType)
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        // AsyncHTTPClient first: at an answer's end it has finished the request before the body may go on.
+        context.fireChannelRead(data)
+        switch part {
+        case .head(let head):
+            gate?.received(head)
+        case .end:
+            gate?.finished()
+            gate = nil
+        case .body:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        context.fireChannelInactive()  // AsyncHTTPClient first, as for an answer's end
+        gate?.finished()
+        gate = nil
+    }
+}
