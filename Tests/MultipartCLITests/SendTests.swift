@@ -244,7 +244,7 @@ struct SendTests {
             let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: [action])
             let arguments =
                 ["http://127.0.0.1:\(front.port)/upload", "-s", "-o", "/dev/null", "-w", "%{http_code}"]
-                + ["--expect100-timeout", "0.4"] + fields
+                + ["--expect100-timeout", "3"] + fields
             let theirs = try runProgram(curl, arguments)
             let theirReport = try front.nextLine()
             let ours = try multipart(arguments)
@@ -255,7 +255,8 @@ struct SendTests {
                 if action == "refuse:413" {
                     #expect(line == "after 0", "\(action)")
                 } else {
-                    #expect(number >= 350, "\(action): the body went \(number) ms after the head")
+                    // The front's clock starts when it has read the head: on a loaded machine, up to 1 s late.
+                    #expect(number >= 2000, "\(action): the body went \(number) ms after the head")
                 }
             }
         }

@@ -48,8 +48,8 @@ struct ExpectContinueTests {
     }
 
     /// The front answers `100 Continue` 500 ms after the head: none of the body reaches it before, the whole form
-    /// after, and the upload reports the interim answer. A client without the observer sends at once (AsyncHTTPClient
-    /// drops interim answers), which is what the front sees of it.
+    /// after, and the upload reports the interim answer. (A client without the observer sends at once: AsyncHTTPClient
+    /// drops interim answers. How soon depends on the machine's load, so no test waits for it.)
     @Test func theBodyWaitsForContinue() async throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["continue:500"])
@@ -63,16 +63,10 @@ struct ExpectContinueTests {
         #expect(reply?.parts == form.expected)
         #expect(reply?.headers?["expect"] == nil, "the front forwards the request without it")
         #expect(events == [.interimResponse(.init(status: .continue))])
-
-        let unwatched = try await send(form.body, to: front.port, with: testClient)
-        let early = try front.nextLine()
-        #expect(early != "early 0" && early.hasPrefix("early "), "AsyncHTTPClient alone sends at once: \(early)")
-        #expect(unwatched.status == 200 && unwatched.reply?.parts == form.expected)
-        #expect(unwatched.events.isEmpty)
     }
 
-    /// No interim answer ever: the body goes after `expectContinueTimeout` (the front measures at least that long
-    /// from the head to the body's first byte) and arrives whole.
+    /// No interim answer ever: the body goes after `expectContinueTimeout` (the front measures about that long from
+    /// the head to the body's first byte) and arrives whole.
     @Test func withoutContinueTheBodyGoesAfterTheTimeout() async throws {
         let server = try PeerUploadServer(python: python)
         let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["continue:never"])
@@ -80,13 +74,14 @@ struct ExpectContinueTests {
         defer { folder.remove() }
         let form = try makeForm(folder)
         var options = HTTPClient.MultipartUploadOptions()
-        options.expectContinueTimeout = .milliseconds(400)
+        options.expectContinueTimeout = .seconds(3)
 
         let (status, reply, events, _) = try await send(
             form.body, to: front.port, with: watchingClient, options: options)
         let waited = try front.nextLine()
         let milliseconds = try #require(Int(waited.dropFirst("waited ".count)), "\(waited)")
-        #expect(milliseconds >= 350, "the body went \(milliseconds) ms after the head")
+        // The front's clock starts when it has read the head: on a loaded machine, up to a second after it was sent.
+        #expect(milliseconds >= 2000, "the body went \(milliseconds) ms after the head")
         #expect(status == 200, "server said: \(reply?.error ?? "?")")
         #expect(reply?.parts == form.expected)
         #expect(events.isEmpty)

@@ -1,7 +1,9 @@
 import AsyncHTTPClient
+import StreamingMultipartAsyncHTTPClient
 
 let uploadClient: HTTPClient = {
     var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
     configuration.connectionPool.retryConnectionEstablishment = false
+    configuration.enableExpectContinue()
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }()
