@@ -19,8 +19,8 @@ import Foundation
 ///
 /// A reader holds open files and streams; ``close()`` releases them early, and dropping the reader releases them too.
 /// It cannot be copied (`~Copyable`): a copy would share those descriptors and each would move the other's position.
-/// Make a second reader with ``MultipartBody/makeReader(compression:)`` instead; every reader starts from the body's
-/// first byte.
+/// Make a second reader with ``MultipartBody/makeReader(compression:)`` instead, which starts from the body's first
+/// byte, or ``MultipartBody/makeReader(startingAt:)``, which starts at any byte.
 public struct BodyReader: ~Copyable {
     /// The block in which files and streams are read when the caller's buffer is small (tuning, not API).
     static let blockSize = 64 * 1024
@@ -84,6 +84,18 @@ public struct BodyReader: ~Copyable {
         } else {
             state = .close(bytes: BodyLayout.closeDelimiter(boundary, afterParts: false), sent: 0)
         }
+    }
+
+    /// A reader of `body` from byte `offset` on (``MultipartBody/makeReader(startingAt:)``), uncompressed.
+    init(body: MultipartBody, startingAt offset: Int64) throws(MultipartError) {
+        boundary = body.boundary
+        watchesContent = !body.boundaryIsRandom
+        parts = body.parts
+        plainLength = body.contentLength
+        compressing = .off
+        state = try Self.state(of: body, at: offset, watchesContent: !body.boundaryIsRandom)
+        contentLength = body.contentLength.map { $0 - offset }  // 0 ≤ offset ≤ the length: state(of:at:) checked
+        plainBytesRead = offset
     }
 
     /// The index of the part being sent, or nil before the first and after the last.
@@ -265,11 +277,7 @@ public struct BodyReader: ~Copyable {
                 state = .head(index: index, bytes: bytes, sent: sent + count)
             } else {
                 let source = try ContentSource(opening: parts[index].content)
-                let watch: BoundaryWatch? =
-                    if case .memory = source { nil } else if watchesContent { BoundaryWatch(boundary: boundary) } else {
-                        nil
-                    }
-                state = .content(index: index, source, watch)
+                state = .content(index: index, source, Self.watch(for: source, watchesContent, boundary))
             }
             return count
 
@@ -322,7 +330,7 @@ public struct BodyReader: ~Copyable {
     }
 
     /// Fails the read when the next `bytes` of `part` (at `index`) hold the boundary (see ``BoundaryWatch``).
-    private static func check(
+    static func check(
         _ bytes: RawSpan, with watch: inout BoundaryWatch?, part: MultipartPart, index: Int,
         boundary: MultipartBoundary
     ) throws {
@@ -334,6 +342,13 @@ public struct BodyReader: ~Copyable {
                 + "\(String(reflecting: boundary.value)) at byte \(offset) of its content: the receiver would read a "
                 + "part of its own there (choose another boundary, or let the body draw a random one)",
             partIndex: index)
+    }
+
+    /// The watch for the boundary over a file or stream content, when the caller chose the boundary.
+    static func watch(for source: ContentSource, _ watchesContent: Bool, _ boundary: MultipartBoundary)
+        -> BoundaryWatch?
+    {
+        if case .memory = source { nil } else if watchesContent { BoundaryWatch(boundary: boundary) } else { nil }
     }
 
     private mutating func advance(after index: Int) {

@@ -13,10 +13,15 @@ struct BoundaryWatch {
     /// The part's bytes checked so far.
     private(set) var checked: Int64 = 0
 
-    init(boundary: MultipartBoundary) {
+    /// - Parameter checked: the part offset of the first byte it will be given (a reader that starts inside the part).
+    init(boundary: MultipartBoundary, checked: Int64 = 0) {
         scanner = BoundaryScanner(dashBoundary: boundary.dashBoundary)
         tail.reserveCapacity(scanner.dashBoundary.count * 2)
+        self.checked = checked
     }
+
+    /// How many bytes before a starting point an occurrence that ends after it can begin.
+    static func lookBehind(_ boundary: MultipartBoundary) -> Int { boundary.dashBoundary.count - 1 }
 
     /// Checks the part's next bytes; returns the part offset at which `--boundary` begins, or nil.
     mutating func check(_ bytes: RawSpan) -> Int64? {

@@ -38,6 +38,21 @@ enum ContentSource {
         }
     }
 
+    /// Moves `count` bytes into the content without producing them, as though they had been read: a seek in a file,
+    /// a read that drops them from a stream. `count` is within the content's length.
+    mutating func skip(_ count: Int64) throws {
+        guard count > 0 else { return }
+        switch self {
+        case .memory(let data, let sent): self = .memory(data, sent: sent + Int(count))
+        case .file(var source):
+            defer { self = .file(source) }
+            try source.skip(count)
+        case .stream(var source):
+            defer { self = .stream(source) }
+            try source.skip(count)
+        }
+    }
+
     /// Whether the bytes are in memory (no file or stream to read or close).
     var isMemory: Bool {
         if case .memory = self { true } else { false }
@@ -107,6 +122,16 @@ struct FileSource {
         }
         remaining -= Int64(count)
         return count
+    }
+
+    /// Moves the file's position `count` bytes on (a seek: nothing is read).
+    mutating func skip(_ count: Int64) throws {
+        do {
+            try file.seek(by: count)
+        } catch {
+            throw MultipartError(code: .fileUnreadable, message: "seeking in \(path) failed", cause: error)
+        }
+        remaining -= count
     }
 
     /// Copies what is left of the file into `destination` inside the kernel (``OpenFile/copyInKernel(to:atMost:)``)
@@ -192,6 +217,20 @@ struct StreamSource {
         }
         produced += Int64(count)
         return count
+    }
+
+    /// Reads `count` bytes and drops them: a stream has no seek.
+    mutating func skip(_ count: Int64) throws {
+        var left = count
+        var block = [UInt8]()
+        while left > 0 {
+            block.removeAll(keepingCapacity: true)
+            let read = try block.append(capacity: Int(min(left, Int64(BodyReader.blockSize)))) {
+                try self.read(into: &$0)
+            }
+            guard read > 0 else { return }  // the length was checked by read: not reached
+            left -= Int64(read)
+        }
     }
 
     private func check(_ count: Int) throws {

@@ -67,4 +67,27 @@ extension MultipartBody {
     public func makeReader(compression: Compression? = nil) -> BodyReader {
         BodyReader(body: self, compression: compression)
     }
+
+    /// A reader that produces this body from byte `offset` on, without producing the bytes before it: what an
+    /// upload sends when it resumes after a dropped connection.
+    ///
+    /// ```swift
+    /// var reader = try body.makeReader(startingAt: 1_048_576)   // the server has the first MiB
+    /// ```
+    ///
+    /// Every part's length is known up front, so the reader finds the part that holds `offset` and starts inside it:
+    /// in its delimiter or headers, at a position in its file (a seek), in its bytes in memory, or in its stream,
+    /// whose first bytes are then made again, read and dropped (a stream has no seek). Its
+    /// ``BodyReader/contentLength`` is what is left (`contentLength - offset`) and its ``BodyReader/progress``
+    /// counts from `offset`, so that a progress bar goes on where it stopped. In a body whose boundary the caller
+    /// chose, a file or stream part is watched for the boundary from `offset` on, an occurrence that begins just
+    /// before it included (its bytes are read again for that).
+    ///
+    /// - Throws: ``MultipartError/Code/cannotResume`` for an offset below 0 or past the body's end, or past the start
+    ///   of a stream part without a length (nothing after it has a known offset), or inside a stream that can be
+    ///   read only once (``MultipartPart/Content/stream(_:length:)``); the errors of opening a file or making a
+    ///   stream, as a read would throw them.
+    public func makeReader(startingAt offset: Int64) throws(MultipartError) -> BodyReader {
+        try BodyReader(body: self, startingAt: offset)
+    }
 }

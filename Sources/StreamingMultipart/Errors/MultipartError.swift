@@ -99,6 +99,10 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         /// A ``MultipartSpooler/fileFilter`` refused a file part before any of its bytes was stored; the
         /// ``MultipartError/httpStatus`` is the one the filter chose.
         public static let fileRefused = Code("fileRefused")
+        /// A body cannot be read from the offset asked for (``MultipartBody/makeReader(startingAt:)``): the offset
+        /// is past the body's end or lies past the start of a stream part without a length, or the stream to skip
+        /// into can be read only once. The message says which.
+        public static let cannotResume = Code("cannotResume")
     }
 
     /// What kind of failure this is.

@@ -87,6 +87,11 @@ final class OpenFile {
         }
     }
 
+    /// Moves the file's position `count` bytes on.
+    func seek(by count: Int64) throws {
+        guard lseek(descriptor, off_t(count), SEEK_CUR) >= 0 else { throw SystemCallError("lseek") }
+    }
+
     /// Appends up to `limit` bytes of the file to `output` (at most its free capacity); returns how many, 0 at the
     /// end of the file.
     func read(into output: inout OutputRawSpan, atMost limit: Int = .max) throws -> Int {
