@@ -24,9 +24,22 @@ let watchingClient: HTTPClient = {
 struct ExpectContinueTests {
     let python = Peers.pythonMultipart ?? "python3"
 
-    /// A random form with a 3 MiB file part: over curl's 1 MiB, so it carries `Expect: 100-continue`.
-    func makeForm(_ folder: TemporaryFolder) throws -> RandomForm {
-        try RandomForm(seed: 11, folder: folder, maxSize: 50_000)
+    /// The front doing `action` before a new upload server (which lives as long as the front: the front holds it),
+    /// and a random form with a 3 MiB file part in a new folder, for the caller to remove. The form is over curl's
+    /// 1 MiB, so it carries `Expect: 100-continue`.
+    func scene(_ action: String) throws -> (front: Front, form: RandomForm, folder: TemporaryFolder) {
+        let server = try PeerUploadServer(python: python)
+        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: [action])
+        let folder = try TemporaryFolder()
+        return (Front(script: front, server: server), try RandomForm(seed: 11, folder: folder, maxSize: 50_000), folder)
+    }
+
+    /// front.py and the server behind it, which ends with it.
+    struct Front {
+        let script: PeerUploadServer
+        let server: PeerUploadServer
+        var port: Int { script.port }
+        func nextLine() throws -> String { try script.nextLine() }
     }
 
     /// Sends `body` through `client` and returns the status, the server's reply, the events and the bytes the body
@@ -51,11 +64,8 @@ struct ExpectContinueTests {
     /// after, and the upload reports the interim answer. (A client without the observer sends at once: AsyncHTTPClient
     /// drops interim answers. How soon depends on the machine's load, so no test waits for it.)
     @Test func theBodyWaitsForContinue() async throws {
-        let server = try PeerUploadServer(python: python)
-        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["continue:500"])
-        let folder = try TemporaryFolder()
+        let (front, form, folder) = try scene("continue:500")
         defer { folder.remove() }
-        let form = try makeForm(folder)
 
         let (status, reply, events, _) = try await send(form.body, to: front.port, with: watchingClient)
         #expect(try front.nextLine() == "early 0")
@@ -68,11 +78,8 @@ struct ExpectContinueTests {
     /// No interim answer ever: the body goes after `expectContinueTimeout` (the front measures about that long from
     /// the head to the body's first byte) and arrives whole.
     @Test func withoutContinueTheBodyGoesAfterTheTimeout() async throws {
-        let server = try PeerUploadServer(python: python)
-        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["continue:never"])
-        let folder = try TemporaryFolder()
+        let (front, form, folder) = try scene("continue:never")
         defer { folder.remove() }
-        let form = try makeForm(folder)
         var options = HTTPClient.MultipartUploadOptions()
         options.expectContinueTimeout = .seconds(3)
 
@@ -90,11 +97,8 @@ struct ExpectContinueTests {
     /// A refusal before `100 Continue` is the answer, and none of the body is read or sent: the front counts no byte
     /// after its 413 until the client closes, and the body produced nothing.
     @Test func aRefusalBeforeContinueGetsNoneOfTheBody() async throws {
-        let server = try PeerUploadServer(python: python)
-        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["refuse:413"])
-        let folder = try TemporaryFolder()
+        let (front, form, folder) = try scene("refuse:413")
         defer { folder.remove() }
-        let form = try makeForm(folder)
 
         let (status, _, events, produced) = try await send(form.body, to: front.port, with: watchingClient)
         #expect(status == 413)
@@ -106,11 +110,8 @@ struct ExpectContinueTests {
     /// With `expectContinueThreshold` nil the request carries no `Expect` and its body never waits: a wait for the
     /// front that sends no 100 would outlast the attempt's timeout.
     @Test func withoutExpectTheBodyNeverWaits() async throws {
-        let server = try PeerUploadServer(python: python)
-        let front = try PeerUploadServer.front(python: python, targetPort: server.port, actions: ["continue:never"])
-        let folder = try TemporaryFolder()
+        let (front, form, folder) = try scene("continue:never")
         defer { folder.remove() }
-        let form = try makeForm(folder)
         var options = HTTPClient.MultipartUploadOptions()
         options.expectContinueThreshold = nil
         options.expectContinueTimeout = .seconds(600)
