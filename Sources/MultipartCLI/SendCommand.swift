@@ -171,8 +171,9 @@ struct SendCommand: AsyncParsableCommand {
         guard !(fail && failWithBody) else { throw ValidationError("--fail and --fail-with-body exclude each other") }
         _ = try requestHeaders()
         guard retry >= 0, maxRedirs >= 0 else { throw ValidationError("--retry and --max-redirs must be 0 or more") }
-        guard retryDelay >= 0, connectTimeout > 0, maxTime.map({ $0 > 0 }) ?? true else {
-            throw ValidationError("--retry-delay, --connect-timeout and --max-time must be positive numbers")
+        guard retryDelay >= 0, connectTimeout > 0, maxTime.map({ $0 > 0 }) ?? true, expect100Timeout >= 0 else {
+            throw ValidationError(
+                "--retry-delay, --connect-timeout, --max-time and --expect100-timeout must be positive numbers")
         }
         if let limitRate { _ = try Self.bytesPerSecond(limitRate) }
         do {
@@ -227,11 +228,11 @@ struct SendCommand: AsyncParsableCommand {
     /// Sends the form and writes the answer.
     private func send(_ body: MultipartBody, with client: HTTPClient, display: SendProgress) async throws {
         var options = HTTPClient.MultipartUploadOptions()
-        options.retry = .init(attempts: retry, initialDelay: .milliseconds(Int64(retryDelay * 1000)))
+        options.retry = .init(attempts: retry, initialDelay: milliseconds(retryDelay))
         options.retry.retriesEveryError = retryAllErrors
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
-        options.expectContinueTimeout = .milliseconds(Int64(max(0, expect100Timeout) * 1000))
+        options.expectContinueTimeout = milliseconds(expect100Timeout)
         let silent = self.silent
         let verbose = self.verbose
         let transfer = SharedTransferReport(TransferReport(urlEffective: target))
@@ -417,7 +418,7 @@ struct SendCommand: AsyncParsableCommand {
         if insecure { tls.certificateVerification = .none }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: .init(connect: .milliseconds(Int64(connectTimeout * 1000))))
+            timeout: .init(connect: TimeAmount(milliseconds(connectTimeout))))
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.proxy = try proxySetting()?.configuration
         configuration.enableExpectContinue()
@@ -447,13 +448,19 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
+/// `seconds` (0 or more, validated) to the millisecond, at most 1e9 s (31 years): a person may type any number, and
+/// NIO's `TimeAmount` holds nanoseconds in an `Int64`.
+private func milliseconds(_ seconds: Double) -> Duration {
+    .milliseconds(Int64(min(seconds, 1e9) * 1000))
+}
+
 /// Runs `operation`, cancelling it after `seconds` (nil: no limit) with ``SendFailure/timedOut``.
 private func withDeadline(_ seconds: Double?, _ operation: @escaping @Sendable () async throws -> Void) async throws {
     guard let seconds else { return try await operation() }
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            try await Task.sleep(for: milliseconds(seconds))
             throw SendFailure.timedOut
         }
         defer { group.cancelAll() }

@@ -428,6 +428,10 @@ struct SendTests {
             (["ftp://127.0.0.1/"], 1, "is not an http or https URL"),
             (["http://127.0.0.1/", "-H", "no colon"], 1, "expected 'Name: value'"),
             (["http://127.0.0.1/", "--limit-rate", "fast"], 1, "--limit-rate \"fast\""),
+            (["http://127.0.0.1/", "--expect100-timeout=-1"], 1, "must be positive numbers"),
+            // Seconds past what a Duration or NIO's TimeAmount holds are a long time, not a crash.
+            (["http://127.0.0.1:\(port)/", "--max-time", "1e300", "--connect-timeout", "1e300"], 7, "refused"),
+            (["http://127.0.0.1:\(port)/", "--retry-delay", "1e300", "--expect100-timeout", "1e300"], 7, "refused"),
         ]
         for (arguments, status, says) in cases {
             let result = try multipart(arguments + ["-F", "a=1", "--progress", "none"])
