@@ -43,6 +43,19 @@ extension MultipartBody {
             allocator: allocator)
     }
 
+    /// The body from byte `offset` on (``StreamingMultipart/MultipartBody/makeReader(startingAt:)``), uncompressed:
+    /// what a resumed upload sends. Its `contentLength` is what is left, and progress counts from `offset`; the first
+    /// `next()` throws what `makeReader(startingAt:)` throws.
+    package func byteBuffers(
+        startingAt offset: Int64, size: Int = 64 * 1024, throttle: Throttle? = nil,
+        progress: (@Sendable (Progress) -> Void)? = nil, allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) -> ByteBuffers {
+        ByteBuffers(
+            transfer: Transfer(
+                body: self, size: size, compression: nil, throttle: throttle, progress: progress, startOffset: offset),
+            allocator: allocator)
+    }
+
     /// A body as `ByteBuffer`s; see
     /// ``StreamingMultipart/MultipartBody/byteBuffers(size:compression:throttle:progress:allocator:)``.
     public struct ByteBuffers: AsyncSequence, Sendable {

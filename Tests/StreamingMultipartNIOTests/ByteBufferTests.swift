@@ -52,6 +52,28 @@ import Testing
         }
     }
 
+    /// From an offset, the buffers are the rest of the body, their length what is left, and progress counts on from
+    /// the offset to the whole length; an offset past the end fails the first `next()`.
+    @Test func theBodyFromAnOffsetIsItsRest() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let whole = try body.bytes()
+        let length = Int64(whole.count)
+        for offset in [0, 1, 150, length / 2, length - 1, length] {
+            let last = Locked<MultipartBody.Progress?>(nil)
+            let buffers = body.byteBuffers(startingAt: offset, size: 10_000) { last.set($0) }
+            #expect(buffers.contentLength == length - offset)
+            var rest: [UInt8] = []
+            for try await buffer in buffers { rest += buffer.readableBytesView }
+            #expect(rest == Array(whole[Int(offset)...]), "from \(offset)")
+            if offset < length { #expect(last.get()?.completedBytes == length && last.get()?.totalBytes == length) }
+        }
+        await #expect(throws: MultipartError.self) {
+            for try await _ in body.byteBuffers(startingAt: length + 1) {}
+        }
+    }
+
     @Test func aCompressedBodyHasNoLengthAndInflatesToTheBody() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

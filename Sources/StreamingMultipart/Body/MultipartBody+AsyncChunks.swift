@@ -70,21 +70,39 @@ extension MultipartBody {
         let compression: Compression?
         let throttle: Throttle?
         let progress: (@Sendable (Progress) -> Void)?
+        /// The body's byte each iteration starts at (``MultipartBody/makeReader(startingAt:)``): 0 but for a resumed
+        /// upload, which is never compressed.
+        let startOffset: Int64
 
         /// The settings of one of the body's sequences; `size` is at least 1, and at most the throttle's packet.
+        /// A `startOffset` above 0 takes no compression: its first `next()` throws
+        /// ``MultipartError/Code/cannotResume`` with one, and what ``MultipartBody/makeReader(startingAt:)`` throws.
         package init(
             body: MultipartBody, size: Int, compression: Compression?, throttle: Throttle?,
-            progress: (@Sendable (Progress) -> Void)?
+            progress: (@Sendable (Progress) -> Void)?, startOffset: Int64 = 0
         ) {
             self.body = body
             self.size = Swift.max(1, Swift.min(size, throttle?.packetSize ?? size))
             self.compression = compression
             self.throttle = throttle
             self.progress = progress
+            self.startOffset = startOffset
         }
 
-        /// The body's exact length, or nil when a part's length is unknown or the body is compressed.
-        package var contentLength: Int64? { compression == nil ? body.contentLength : nil }
+        /// The exact length of what an iteration produces (the body's, less `startOffset`), or nil when a part's
+        /// length is unknown or the body is compressed.
+        package var contentLength: Int64? { compression == nil ? body.contentLength.map { $0 - startOffset } : nil }
+
+        /// A reader for one iteration.
+        func makeReader() throws(MultipartError) -> BodyReader {
+            guard startOffset != 0 else { return body.makeReader(compression: compression) }
+            guard compression == nil else {
+                throw MultipartError(
+                    code: .cannotResume, message: "a compressed body cannot be read from offset \(startOffset)",
+                    offset: startOffset)
+            }
+            return try body.makeReader(startingAt: startOffset)
+        }
 
         /// A new pump: one iteration of the body from its start.
         package func makePump() -> Pump { Pump(transfer: self) }
@@ -97,12 +115,11 @@ extension MultipartBody {
     /// reports progress.
     package struct Pump {
         let transfer: Transfer
-        private let reader: ReaderBox
+        private let reader = ReaderBox()
         private var pausesBeforeNext = false
 
         init(transfer: Transfer) {
             self.transfer = transfer
-            reader = ReaderBox(transfer.body.makeReader(compression: transfer.compression))
         }
 
         /// The next chunk, or nil after the last: `read` is given the most bytes the chunk may hold and the reader
@@ -116,20 +133,24 @@ extension MultipartBody {
                 try Task.checkCancellation()
                 if pausesBeforeNext, let throttle = transfer.throttle { try await Task.sleep(for: throttle.delay) }
             } catch {
-                reader.value.close()
+                reader.value?.close()
                 throw error
             }
-            guard let chunk = try read(transfer.size, &reader.value) else { return nil }
-            transfer.progress?(reader.value.progress)
+            if reader.value == nil { reader.value = try transfer.makeReader() }  // files open at the first chunk
+            let size = transfer.size
+            let (chunk, progress) = try reader.access { reader in (try read(size, &reader), reader.progress) }
+            guard let chunk else { return nil }
+            transfer.progress?(progress)
             pausesBeforeNext = transfer.throttle != nil
             return chunk
         }
     }
 }
 
-/// A ``BodyReader`` in a box, for the places that must be copyable (an async iterator).
+/// A ``BodyReader`` in a box, for the places that must be copyable (an async iterator); nil until the first read.
 final class ReaderBox {
-    var value: BodyReader
+    var value: BodyReader?
 
-    init(_ value: consuming BodyReader) { self.value = value }
+    /// `body` given the reader, which must be there.
+    func access<Result>(_ body: (inout BodyReader) throws -> Result) rethrows -> Result { try body(&value!) }
 }
