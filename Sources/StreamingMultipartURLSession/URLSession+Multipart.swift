@@ -192,4 +192,18 @@ final class MultipartUploadDelegate: NSObject, URLSessionTaskDelegate, Sendable 
     ) {
         completionHandler(body.isReproducible ? body.makeInputStream(compression: compression) : nil)
     }
+
+    #if canImport(Darwin)
+    /// The rest of the body from `offset`, when URLSession resumes the upload against a server that supports
+    /// resumable uploads (draft-ietf-httpbis-resumable-upload); none for a compressed body (its offsets are the
+    /// compressed stream's) or one that cannot be produced again, and URLSession then fails the task.
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStreamFrom offset: Int64,
+        completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        guard body.isReproducible, compression == nil else { return completionHandler(nil) }
+        completionHandler(try? body.makeInputStream(startingAt: offset))
+    }
+    #endif
 }

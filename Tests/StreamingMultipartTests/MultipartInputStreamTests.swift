@@ -4,13 +4,14 @@ import StreamingMultipart
 import Testing
 
 @Suite struct MultipartInputStreamTests {
-    func sampleBody() throws -> MultipartBody {
+    /// A text, a file and bytes, then a stream without a length unless `endingWithAStream` is false.
+    func sampleBody(endingWithAStream: Bool = true) throws -> MultipartBody {
         var body = MultipartBody()
         try body.append(.text("caption text", name: "caption"))
         try body.append(.file(at: Repository.input("blob.bin"), name: "blob"))
         try body.append(.data(Data("\r\n--\r\n".utf8), name: "tricky", filename: "t.bin"))
         let notes = Repository.input("notes.txt")
-        try body.append(.stream(name: "notes") { InputStream(url: notes)! })
+        if endingWithAStream { try body.append(.stream(name: "notes") { InputStream(url: notes)! }) }
         return body
     }
 
@@ -20,6 +21,23 @@ import Testing
         for maxLength in 1...70 {
             #expect(try readStream(body.makeInputStream(), maxLength: maxLength) == expected, "maxLength \(maxLength)")
         }
+    }
+
+    /// A stream from an offset (what URLSession asks for when it resumes an upload) is the rest of the body, and its
+    /// progress counts on from the offset; an offset past the end is refused before a stream exists.
+    @Test func aStreamFromAnOffsetIsTheRestOfTheBody() throws {
+        let body = try sampleBody(endingWithAStream: false)  // nothing past the start of one without a length resumes
+        let whole = try readStream(body.makeInputStream(), maxLength: 4096)
+        for offset in [0, 1, whole.count / 2, whole.count - 1, whole.count] {
+            let last = Locked<MultipartBody.Progress?>(nil)
+            let stream = try body.makeInputStream(startingAt: Int64(offset)) { last.set($0) }
+            #expect(try readStream(stream, maxLength: 7) == Array(whole[offset...]), "from \(offset)")
+            if offset < whole.count { #expect(last.get()?.completedBytes == Int64(whole.count)) }
+        }
+        let error = #expect(throws: MultipartError.self) {
+            _ = try body.makeInputStream(startingAt: Int64(whole.count) + 1)
+        }
+        #expect(error?.code == .cannotResume)
     }
 
     @Test func twoStreamsFromOneBodyAreIndependent() throws {

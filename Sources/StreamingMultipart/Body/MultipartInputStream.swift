@@ -3,7 +3,8 @@ public import Foundation
 /// An `InputStream` over a ``MultipartBody``, for `URLRequest.httpBodyStream`.
 ///
 /// Each ``MultipartBody/makeInputStream(compression:throttle:progress:)`` call makes a new, independent stream, so that
-/// a retry, a redirect or URLSession's `needNewBodyStream` delegate call can send the body again:
+/// a retry, a redirect or URLSession's `needNewBodyStream` delegate call can send the body again
+/// (``MultipartBody/makeInputStream(startingAt:throttle:progress:)`` for the rest of it, from an offset):
 ///
 /// ```swift
 /// func urlSession(_ session: URLSession, task: URLSessionTask,
@@ -28,10 +29,10 @@ public final class MultipartInputStream: InputStream {
     private weak var streamDelegate: (any StreamDelegate)?
 
     init(
-        body: MultipartBody, compression: MultipartBody.Compression?, throttle: MultipartBody.Throttle?,
+        reader: consuming BodyReader, throttle: MultipartBody.Throttle?,
         progress: (@Sendable (MultipartBody.Progress) -> Void)?
     ) {
-        reader = body.makeReader(compression: compression)
+        self.reader = reader
         self.throttle = throttle
         self.progress = progress
         super.init(data: Data())
@@ -125,7 +126,29 @@ extension MultipartBody {
     public func makeInputStream(
         compression: Compression? = nil, throttle: Throttle? = nil, progress: (@Sendable (Progress) -> Void)? = nil
     ) -> MultipartInputStream {
-        MultipartInputStream(body: self, compression: compression, throttle: throttle, progress: progress)
+        MultipartInputStream(reader: makeReader(compression: compression), throttle: throttle, progress: progress)
+    }
+
+    /// A new stream that produces this body from byte `offset` on (``makeReader(startingAt:)``): what URLSession
+    /// asks its delegate for when it resumes an upload (`urlSession(_:task:needNewBodyStreamFrom:completionHandler:)`,
+    /// iOS 17 and macOS 14). Its progress counts from `offset`.
+    ///
+    /// ```swift
+    /// func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStreamFrom offset: Int64,
+    ///                 completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+    ///     completionHandler(try? body.makeInputStream(startingAt: offset))
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - offset: the first byte to produce, from 0 to ``contentLength``.
+    ///   - throttle: limits each read to a packet and pauses the reading thread after it.
+    ///   - progress: called after each read, on the thread that reads the stream.
+    /// - Throws: what ``makeReader(startingAt:)`` throws.
+    public func makeInputStream(
+        startingAt offset: Int64, throttle: Throttle? = nil, progress: (@Sendable (Progress) -> Void)? = nil
+    ) throws(MultipartError) -> MultipartInputStream {
+        MultipartInputStream(reader: try makeReader(startingAt: offset), throttle: throttle, progress: progress)
     }
 }
 
