@@ -79,7 +79,7 @@ extension MultipartBody {
         /// ``MultipartError/Code/cannotResume`` with one, and what ``MultipartBody/makeReader(startingAt:)`` throws.
         package init(
             body: MultipartBody, size: Int, compression: Compression?, throttle: Throttle?,
-            progress: (@Sendable (Progress) -> Void)?, startOffset: Int64 = 0
+            progress: (@Sendable (Progress) -> Void)?, startOffset: Int64
         ) {
             self.body = body
             self.size = Swift.max(1, Swift.min(size, throttle?.packetSize ?? size))
@@ -87,6 +87,16 @@ extension MultipartBody {
             self.throttle = throttle
             self.progress = progress
             self.startOffset = startOffset
+        }
+
+        /// The settings of one of the body's sequences from its start.
+        package init(
+            body: MultipartBody, size: Int, compression: Compression?, throttle: Throttle?,
+            progress: (@Sendable (Progress) -> Void)?
+        ) {
+            self.init(
+                body: body, size: size, compression: compression, throttle: throttle, progress: progress, startOffset: 0
+            )
         }
 
         /// The exact length of what an iteration produces (the body's, less `startOffset`), or nil when a part's
