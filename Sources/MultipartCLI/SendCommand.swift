@@ -97,6 +97,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most seconds to wait for a connection.", valueName: "seconds"))
     var connectTimeout: Double = 10
 
+    @Flag(help: "Do not offer the server to resume the upload after a dropped connection (sent whole again instead).")
+    var noResume = false
+
     @Option(
         name: .customLong("expect100-timeout"),
         help: ArgumentHelp(
@@ -186,6 +189,9 @@ struct SendCommand: AsyncParsableCommand {
         }
     }
 
+    /// The most resumptions of one upload (`--no-resume`: none).
+    static let maxResumptions = 10
+
     /// The form errors that mean a file part could not be opened.
     private static let unreadableFile: [MultipartError.Code] = [.fileNotFound, .fileUnreadable, .notARegularFile]
 
@@ -233,6 +239,8 @@ struct SendCommand: AsyncParsableCommand {
         options.maxRedirects = location ? maxRedirs : 0
         options.compression = form.compression
         options.expectContinueTimeout = milliseconds(expect100Timeout)
+        options.maxResumptions = noResume ? 0 : Self.maxResumptions
+        let total = body.contentLength
         let silent = self.silent
         let verbose = self.verbose
         let transfer = SharedTransferReport(TransferReport(urlEffective: target))
@@ -246,6 +254,13 @@ struct SendCommand: AsyncParsableCommand {
                     $0.redirects += 1
                     $0.urlEffective = next
                     $0.interimHeads = []
+                }
+            case .resuming(let from, let attempt, let of):
+                transfer.update { $0.interimHeads = [] }
+                let whole = total.map { " of \($0)" } ?? ""
+                if !silent {
+                    display.note(
+                        "the connection dropped; resuming from byte \(from)\(whole) (attempt \(attempt) of \(of))")
                 }
             case .interimResponse(let interim):
                 let head = TransferReport.head(version: .http1_1, status: interim.status, headers: interim.headers)
@@ -421,7 +436,7 @@ struct SendCommand: AsyncParsableCommand {
             timeout: .init(connect: TimeAmount(milliseconds(connectTimeout))))
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.proxy = try proxySetting()?.configuration
-        configuration.enableExpectContinue()
+        configuration.enableInterimResponses()
         return configuration
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import StreamingMultipart
 
 /// One attempt's wait for `100 Continue`: the body's first buffer is held until the gate opens, as curl holds a
 /// body sent with `Expect: 100-continue` (RFC 9110 §10.1.1). The gate only delays that buffer: the bytes are the
@@ -33,7 +34,7 @@ final class ContinueGate: @unchecked Sendable {
         case ended
         /// No interim answer within the timeout.
         case timedOut
-        /// No observer saw the request head: the client was not set up with `enableExpectContinue()`, or the
+        /// No observer saw the request head: the client was not set up with `enableInterimResponses()`, or the
         /// request went over HTTP/2.
         case notWatched
     }
@@ -50,12 +51,25 @@ final class ContinueGate: @unchecked Sendable {
     private var phase = Phase.registered  // guarded by `lock`
     private var waiter: CheckedContinuation<Opening, Never>?  // guarded by `lock`
     private var interimAnswers = 0  // guarded by `lock`
+    private var announcedLocation: String?  // guarded by `lock`
     private let onInterim: @Sendable (HTTPResponseHead) -> Void
 
     /// - Parameter onInterim: called with each interim answer (1xx) of the request, on the connection's event loop,
     ///   up to ``maxReportedInterimAnswers``.
     init(onInterim: @escaping @Sendable (HTTPResponseHead) -> Void) {
         self.onInterim = onInterim
+    }
+
+    /// Whether a request with these headers has a gate: it says `Expect: 100-continue`, or it offers resumption
+    /// (its interim answers tell where to resume).
+    static func isWatched(_ headers: HTTPHeaders) -> Bool {
+        headers["Expect"].contains { $0.lowercased() == "100-continue" }
+            || headers.contains(name: "Upload-Draft-Interop-Version")
+    }
+
+    /// Whether the body of a request with these headers waits for `100 Continue`.
+    static func holdsBody(_ headers: HTTPHeaders) -> Bool {
+        headers["Expect"].contains { $0.lowercased() == "100-continue" }
     }
 
     // MARK: The connection's side (its event loop)
@@ -70,6 +84,9 @@ final class ContinueGate: @unchecked Sendable {
         switch head.status.code {
         case 100..<200:
             let reported = lock.withLock {
+                if head.status.code == ResumableUpload.announcementStatus {
+                    announcedLocation = head.headers.first(name: "Location")
+                }
                 interimAnswers += 1
                 return interimAnswers <= Self.maxReportedInterimAnswers
             }
@@ -81,6 +98,9 @@ final class ContinueGate: @unchecked Sendable {
             lock.withLock { if case .headSent = phase { phase = .refused } }
         }
     }
+
+    /// The `Location` of the request's `104 Upload Resumption Supported`, if one came: where to resume it.
+    var resumeLocation: String? { lock.withLock { announcedLocation } }
 
     /// The answer ended, or the connection closed, and AsyncHTTPClient knows: nothing more can come for this request.
     func finished() { open(.ended) }

@@ -32,7 +32,7 @@ extension HTTPClient {
         /// transfer stops as that answer arrives, and the refusal is returned.
         ///
         /// The body waits for `100 Continue` (or the final answer, or ``expectContinueTimeout``) on a client set up
-        /// with `HTTPClient.Configuration.enableExpectContinue()`, and none of it is sent before a refusal. On another
+        /// with `HTTPClient.Configuration.enableInterimResponses()`, and none of it is sent before a refusal. On another
         /// client it starts at once, as AsyncHTTPClient sends it, and stops when a final answer of 300 or more arrives:
         /// a few socket buffers of it may then be sent before the refusal.
         public var expectContinueThreshold: Int64? = 1 << 20
@@ -40,6 +40,20 @@ extension HTTPClient {
         /// anyway (curl's `--expect100-timeout`, 1 s). A final answer of 300 or more that arrives first holds it
         /// for good; none of it is then sent.
         public var expectContinueTimeout: Duration = .seconds(1)
+        /// The most times an upload resumes after its connection dropped, sending only the rest of the body
+        /// (draft-ietf-httpbis-resumable-upload); 0, the default, offers no resumption.
+        ///
+        /// Above 0, the upload's request offers resumption (`Upload-Draft-Interop-Version: 6`,
+        /// `Upload-Complete: ?1`). A server that takes the offer answers `104 Upload Resumption Supported` with the
+        /// upload's location, which a client set up with `HTTPClient.Configuration.enableInterimResponses()` sees.
+        /// When the connection then fails (refused, reset, closed, timed out), the upload asks the location how many
+        /// bytes arrived (`HEAD`) and sends the rest from there (`PATCH`), up to this many times, telling of each
+        /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/resuming(from:attempt:of:)``); the append's answer is
+        /// the upload's. A server that no longer knows the upload (404, 410) has the whole body sent again, as a
+        /// retry. A location on another origin is not followed. A body offers no resumption when compressed (its
+        /// offsets would be the compressed stream's), of unknown length (a stream part without one), or one that
+        /// cannot be produced again.
+        public var maxResumptions: Int = 0
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.
         public var compression: MultipartBody.Compression? = nil
@@ -60,10 +74,14 @@ extension HTTPClient {
         case retrying(attempt: Int, of: Int, delay: Duration, reason: String)
         /// A redirect is followed: the status that asked for it and the next URL.
         case redirecting(status: Int, to: String)
-        /// An interim answer (1xx: `100 Continue`, `103 Early Hints`) arrived before the final one; reported on a
-        /// client set up with `HTTPClient.Configuration.enableExpectContinue()`, for a request that carries
-        /// `Expect: 100-continue`, at most 100 times a request (a server may send any number).
+        /// An interim answer (1xx: `100 Continue`, `104 Upload Resumption Supported`) arrived before the final one;
+        /// reported on a client set up with `HTTPClient.Configuration.enableInterimResponses()`, for a request that
+        /// carries `Expect: 100-continue` or offers resumption, at most 100 times a request (a server may send any
+        /// number).
         case interimResponse(HTTPClient.InterimResponse)
+        /// The connection dropped after the server announced resumption: the upload sends the rest of the body from
+        /// byte `from` (what the server has), resumption `attempt` of at most `of`.
+        case resuming(from: Int64, attempt: Int, of: Int)
     }
 
     /// The head of an interim answer (1xx), as the server sent it.

@@ -28,7 +28,7 @@ extension HTTPClient {
     /// The request carries `Content-Type` with the body's boundary and `Content-Length` whenever the body's length is
     /// known (chunked otherwise, and always when compressed), and `Expect: 100-continue` past
     /// ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueThreshold``. On a client set up with
-    /// `HTTPClient.Configuration.enableExpectContinue()` such a body waits for `100 Continue`, as curl's does, up
+    /// `HTTPClient.Configuration.enableInterimResponses()` such a body waits for `100 Continue`, as curl's does, up
     /// to ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueTimeout``. A response of 300 or more
     /// that arrives while the body is being sent, or held, stops the transfer.
     ///
@@ -77,21 +77,31 @@ extension HTTPClient {
             var request = HTTPClientRequest(url: plan.url.absoluteString)
             request.method = plan.httpMethod
             request.headers = plan.httpHeaders
-            let gate = plan.sendsBody ? Self.continueGate(for: request.headers, options: options) : nil
+            let gate = plan.sendsBody ? Self.gate(for: request.headers, options: options) : nil
             if plan.sendsBody {
+                let holds = ContinueGate.holdsBody(request.headers)
                 request.body = body.httpClientRequestBody(
                     size: options.bufferSize, compression: options.compression, throttle: options.throttle,
-                    progress: progress, heldBy: gate.map { ($0.gate, options.expectContinueTimeout) })
+                    progress: progress, heldBy: gate.flatMap { holds ? ($0.gate, options.expectContinueTimeout) : nil })
             }
-            let deadline = options.timeout.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
             let response: HTTPClientResponse
             do {
                 defer { gate.map { ContinueGates.shared.remove($0.gate, for: $0.contentType) } }
-                response = try await execute(request, deadline: deadline)
+                response = try await execute(request, deadline: Self.deadline(options))
             } catch {
-                guard case .retry(let delay, let reason)? = plan.next(afterError: error) else { throw error }
-                try await Self.wait(delay, reason: reason, plan: plan, options: options)
-                continue
+                let announced = gate?.gate.resumeLocation
+                if let location = ResumableUpload.resumeURL(location: announced, upload: plan.url),
+                    UploadPlan.transientReason(error) != nil,
+                    let resumed = try await resume(
+                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress,
+                        after: error)
+                {
+                    response = resumed
+                } else {
+                    guard case .retry(let delay, let reason)? = plan.next(afterError: error) else { throw error }
+                    try await Self.wait(delay, reason: reason, plan: plan, options: options)
+                    continue
+                }
             }
             switch plan.next(afterStatus: Int(response.status.code), headers: response.headers) {
             case .finish:
@@ -136,23 +146,32 @@ extension HTTPClient {
         {
             headers.add(name: "Expect", value: "100-continue")
         }
+        if options.maxResumptions > 0, length != nil, body.isReproducible {
+            for (name, value) in ResumableUpload.creationHeaders { headers.replaceOrAdd(name: name, value: value) }
+        }
         return headers
     }
 
-    /// A gate for a request that says `Expect: 100-continue`, registered under its `Content-Type` for the connection's
-    /// observer to find (`HTTPClient.Configuration.enableExpectContinue()`); nil for another request.
-    private static func continueGate(
+    /// A gate for a request that says `Expect: 100-continue` or offers resumption, registered under its
+    /// `Content-Type` for the connection's observer to find (`HTTPClient.Configuration.enableInterimResponses()`);
+    /// nil for another request.
+    private static func gate(
         for headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions
     ) -> (gate: ContinueGate, contentType: String)? {
-        guard headers["Expect"].contains(where: { $0.lowercased() == "100-continue" }),
-            let contentType = headers.first(name: "Content-Type")
-        else { return nil }
+        guard ContinueGate.isWatched(headers), let contentType = headers.first(name: "Content-Type") else {
+            return nil
+        }
         let onEvent = options.onEvent
         let gate = ContinueGate { head in
             onEvent?(.interimResponse(HTTPClient.InterimResponse(status: head.status, headers: head.headers)))
         }
         ContinueGates.shared.register(gate, for: contentType)
         return (gate, contentType)
+    }
+
+    /// When an attempt must have its head: now plus the options' timeout.
+    static func deadline(_ options: HTTPClient.MultipartUploadOptions) -> NIODeadline {
+        options.timeout.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
     }
 
     /// Reads a response no one will see, up to 1 MiB, so that its connection can serve the next attempt.

@@ -151,8 +151,10 @@ struct SendTests {
                 .components(separatedBy: "boundary=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
         let boundary = String(repeating: "-", count: curlBoundary.count - 8) + "0123abcd"
         let ourHead = folder.url.appendingPathComponent("ours.head").path
+        // curl offers no resumption: neither does ours here, so that both send the same request.
         let ours = try multipart(
-            [redirect, "-D", ourHead, "-o", "/dev/null", "-v", "--boundary", boundary, "--progress", "none"] + common)
+            [redirect, "-D", ourHead, "-o", "/dev/null", "-v", "--boundary", boundary, "--progress", "none"]
+                + ["--no-resume"] + common)
         try #require(ours.status == 0, "\(ours.stderr)")
 
         func fields(_ text: String) -> (exact: String, time: String, speed: String) {
@@ -197,6 +199,28 @@ struct SendTests {
             let ours = try multipart(arguments + ["--progress", "none"])
             #expect(ours.stdoutText == curl.stdoutText && ours.status == curl.status, "\(url): \(ours.stderr)")
         }
+    }
+
+    /// A dropped connection resumes where it stopped when the server announced resumption (104): the form arrives
+    /// whole through three requests, each notice names the byte it resumes from; `--no-resume` offers no resumption,
+    /// which this server (it takes resumable uploads only) answers 404.
+    @Test func aDroppedConnectionResumesWhereItStopped() throws {
+        let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: [])
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["cut:1000000", "cut:1000000", "proxy"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let url = "http://127.0.0.1:\(front.port)/upload"
+        let result = try multipart([url] + form)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try reply(result).parts == expected)
+        let notes = result.stderr.split(separator: "\n").filter { $0.contains("resuming from byte") }
+        #expect(notes.count == 2, "\(result.stderr)")
+        #expect(notes.first?.hasSuffix("(attempt 1 of 10)") == true, "\(notes)")
+
+        let refused = try multipart([url, "--no-resume", "-w", "%{http_code}", "-o", "/dev/null"] + form)
+        #expect(refused.stdoutText == "404" && !refused.stderr.contains("resuming"), "\(refused.stderr)")
     }
 
     /// A body over 1 MiB goes with `Expect: 100-continue` and waits for the interim answer, as curl's does: `-v`, `-D`

@@ -6,6 +6,7 @@ tests of retries and redirects.
 
 Prints its port on the first line. Each new connection takes the next ACTION; the last one repeats:
   proxy                          forwards the connection to 127.0.0.1:TARGET_PORT, both ways
+  cut:N                          the same, until N bytes came from the client: then resets both connections
   drop                           reads the request's head and up to 64 KiB of its body (0.5 s at most), then
                                  resets the connection (no answer)
   status:CODE[:RETRY_AFTER]      answers CODE (with Retry-After when given) after the head, and closes
@@ -113,6 +114,17 @@ def serve(conn, action, target_port):
             upstream = socket.create_connection(("127.0.0.1", target_port))
             threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
             pipe(conn, upstream)
+            return
+        if kind == "cut":
+            upstream = socket.create_connection(("127.0.0.1", target_port))
+            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+            left = int(argument)
+            while left > 0 and (chunk := conn.recv(min(left, 262144))):
+                upstream.sendall(chunk)
+                left -= len(chunk)
+            upstream.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            upstream.close()
+            kind = "drop"  # the client's side is reset below
             return
         head, rest = read_head(conn)
         if kind == "continue":

@@ -7,11 +7,11 @@ import StreamingMultipart
 import StreamingMultipartAsyncHTTPClient
 import Testing
 
-/// `testClient` with `enableExpectContinue()`: its uploads wait for `100 Continue`. Never shut down.
+/// `testClient` with `enableInterimResponses()`: its uploads wait for `100 Continue`. Never shut down.
 let watchingClient: HTTPClient = {
     var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
     configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.enableExpectContinue()
+    configuration.enableInterimResponses()
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }()
 

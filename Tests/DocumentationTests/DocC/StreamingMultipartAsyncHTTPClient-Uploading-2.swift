@@ -4,6 +4,6 @@ import StreamingMultipartAsyncHTTPClient
 let uploadClient: HTTPClient = {
     var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
     configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.enableExpectContinue()
+    configuration.enableInterimResponses()
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }()

@@ -3,15 +3,18 @@ import NIOCore
 import NIOHTTP1
 
 extension HTTPClient.Configuration {
-    /// Lets `HTTPClient/upload(_:to:method:headers:options:progress:)` hold a body sent with
-    /// `Expect: 100-continue` until the server's `100 Continue`, as curl does: the body starts when `100 Continue`
-    /// arrives, or after ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueTimeout`` (1 s) without
-    /// an interim answer; a final answer that comes first (a 413, a 401, a 417) is the answer, and none of the body
-    /// is sent.
+    /// Lets `HTTPClient/upload(_:to:method:headers:options:progress:)` see the server's interim answers, which
+    /// AsyncHTTPClient drops:
+    /// - a body sent with `Expect: 100-continue` waits for `100 Continue`, as curl's does: it starts when that
+    ///   arrives, or after ``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/expectContinueTimeout`` (1 s) without
+    ///   an interim answer; a final answer that comes first (a 413, a 401, a 417) is the answer, and none of the body
+    ///   is sent;
+    /// - an upload that offers resumption (``AsyncHTTPClient/HTTPClient/MultipartUploadOptions/maxResumptions``)
+    ///   learns from `104 Upload Resumption Supported` where to send the rest when its connection drops.
     ///
     /// ```swift
     /// var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-    /// configuration.enableExpectContinue()
+    /// configuration.enableInterimResponses()
     /// let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     /// let response = try await client.upload(body, to: "https://example.com/upload")
     /// ```
@@ -22,7 +25,7 @@ extension HTTPClient.Configuration {
     /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/interimResponse(_:)``). Other requests pass it untouched.
     /// Over HTTP/2 the body starts at once, as curl sends it there. The
     /// configuration's `http1_1ConnectionDebugInitializer` is kept and runs first.
-    public mutating func enableExpectContinue() {
+    public mutating func enableInterimResponses() {
         let previous = http1_1ConnectionDebugInitializer
         http1_1ConnectionDebugInitializer = { channel in
             let ready = previous?(channel).hop(to: channel.eventLoop) ?? channel.eventLoop.makeSucceededVoidFuture()
@@ -36,7 +39,7 @@ extension HTTPClient.Configuration {
 }
 
 /// Sits between NIO's response decoder and AsyncHTTPClient's handler on an HTTP/1.1 connection: takes the gate of a
-/// request head that carries `Expect: 100-continue` from ``ContinueGates``, and tells it of the answer's heads, its
+/// request head that carries `Expect: 100-continue` or offers resumption from ``ContinueGates``, and tells it of the answer's heads, its
 /// end and the connection's close. Everything passes through unchanged.
 final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
@@ -48,8 +51,7 @@ final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler
     private var gate: ContinueGate?
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data),
-            head.headers["Expect"].contains(where: { $0.lowercased() == "100-continue" }),
+        if case .head(let head) = unwrapOutboundIn(data), ContinueGate.isWatched(head.headers),
             let contentType = head.headers.first(name: "Content-Type")
         {
             gate = ContinueGates.shared.claim(contentType)

@@ -1,0 +1,58 @@
+package import Foundation
+
+/// The client's side of resumable uploads (draft-ietf-httpbis-resumable-upload, interop version 6, as
+/// swift-nio-extras' `NIOResumableUpload` and URLSession speak it), for every transport: the headers of each request
+/// and how to read the server's answers. The transport sends; this decides.
+///
+/// 1. The upload's request offers resumption (``creationHeaders``). A server that takes it answers
+///    `104 Upload Resumption Supported` with the upload's `Location` before its final answer.
+/// 2. When the connection drops after that, the client asks where the server got to: `HEAD` the location
+///    (``offsetRequestHeaders``), and reads `Upload-Offset` (``offset(_:)``).
+/// 3. It sends the rest: `PATCH` the location with ``appendHeaders(offset:)`` and the body from that offset. A `409`
+///    means the offset was stale: ask again. The final answer of the append is the upload's answer.
+///
+/// A location on another origin than the upload's is not followed (``resumeURL(location:upload:)``): the rest of
+/// the body and the request's credentials go only where the first bytes went.
+package enum ResumableUpload {
+    /// The draft's interop version this client speaks.
+    package static let interopVersion = "6"
+
+    /// Offers resumption on the upload's own request.
+    package static let creationHeaders = [("Upload-Draft-Interop-Version", interopVersion), ("Upload-Complete", "?1")]
+
+    /// Asks for the offset (`HEAD` on the upload's location).
+    package static let offsetRequestHeaders = [("Upload-Draft-Interop-Version", interopVersion)]
+
+    /// Sends the rest from `offset` (`PATCH` on the upload's location), as the whole of what is left.
+    package static func appendHeaders(offset: Int64) -> [(String, String)] {
+        [
+            ("Upload-Draft-Interop-Version", interopVersion), ("Upload-Offset", String(offset)),
+            ("Upload-Complete", "?1"), ("Content-Type", "application/partial-upload"),
+        ]
+    }
+
+    /// The status of the interim answer that announces resumption.
+    package static let announcementStatus = 104
+
+    /// The upload's location from a `104`'s `Location`, resolved against the upload's URL; nil when it is missing,
+    /// not http(s), or on another origin (scheme, host, port).
+    package static func resumeURL(location: String?, upload: URL) -> URL? {
+        guard let location, let url = URL(string: location, relativeTo: upload)?.absoluteURL,
+            UploadPlan.sameOrigin(url, upload)
+        else { return nil }
+        return url
+    }
+
+    /// `Upload-Offset`: a structured-field integer (RFC 9651 §3.3.1: at most 15 digits), 0 or more; nil otherwise.
+    package static func offset(_ value: String?) -> Int64? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), (1...15).contains(value.count),
+            value.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return Int64(value)
+    }
+
+    /// `Upload-Complete: ?1`.
+    package static func isComplete(_ value: String?) -> Bool {
+        value?.trimmingCharacters(in: .whitespaces) == "?1"
+    }
+}

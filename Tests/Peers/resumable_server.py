@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""A resumable-upload server on 127.0.0.1 for the client tests: draft-ietf-httpbis-resumable-upload as interop
+version 6 speaks it (what swift-nio-extras' NIOResumableUpload and URLSession send), over one form.
+
+Prints its port on the first line. A POST or PUT that carries Upload-Draft-Interop-Version: 6 and Upload-Complete
+creates an upload: the server answers 104 Upload Resumption Supported with Location: /resumable/TOKEN at once, then
+keeps every byte that arrives, even when the connection drops. HEAD /resumable/TOKEN answers 204 with Upload-Offset
+and Upload-Complete; PATCH /resumable/TOKEN with Upload-Offset appends when the offset is the server's (409 with
+the right Upload-Offset otherwise, the upload kept, as the draft has it); DELETE ends the upload. When the form's
+bytes are all there, the request that completed it is answered as upload_server.py answers a form (python-multipart
+reads the parts), with "requests" (how many carried bytes of it) and "bytes_received" (all the body bytes that came,
+in every request). Any other request is answered 404. Exits when standard input closes.
+"""
+import http.server
+import json
+import os
+import secrets
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from read_forms import with_python_multipart  # noqa: E402
+
+uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done"}
+lock = threading.Lock()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def answer(self, status, headers=(), body=b""):
+        self.send_response(status)
+        self.send_header("Upload-Draft-Interop-Version", "6")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def upload(self):
+        token = self.path.removeprefix("/resumable/")
+        with lock:
+            return token, uploads.get(token)
+
+    def receive(self, upload, length):
+        """Appends up to `length` bytes of the request's body to the upload, as they come; stops where the
+        connection drops."""
+        upload["requests"] += 1
+        left = length
+        while left > 0:
+            chunk = self.rfile.read1(min(left, 262144))
+            if not chunk:
+                break
+            with lock:
+                upload["data"] += chunk
+                upload["received"] += len(chunk)
+            left -= len(chunk)
+        return left == 0
+
+    def complete(self, upload):
+        """Answers the form, once all its bytes are there."""
+        upload["done"] = True
+        reply = {"requests": upload["requests"], "bytes_received": upload["received"],
+                 "received": len(upload["data"])}
+        try:
+            reply["parts"] = with_python_multipart(bytes(upload["data"]), upload["type"])
+            status = 200
+        except Exception as error:
+            reply["error"] = f"{type(error).__name__}: {error}"
+            status = 400
+        self.answer(status, [("Upload-Complete", "?1"), ("Content-Type", "application/json")],
+                    json.dumps(reply).encode())
+
+    def do_POST(self):
+        if self.headers.get("Upload-Draft-Interop-Version") != "6" or self.headers.get("Upload-Complete") != "?1":
+            return self.answer(404)
+        token = secrets.token_hex(16)
+        length = int(self.headers["Content-Length"])
+        upload = {"type": self.headers["Content-Type"], "length": length, "data": bytearray(), "requests": 0,
+                  "received": 0, "done": False}
+        with lock:
+            uploads[token] = upload
+        self.send_response_only(104, "Upload Resumption Supported")
+        self.send_header("Upload-Draft-Interop-Version", "6")
+        self.send_header("Location", f"/resumable/{token}")
+        self.end_headers()
+        if self.receive(upload, length):
+            self.complete(upload)
+
+    do_PUT = do_POST
+
+    def do_HEAD(self):
+        _, upload = self.upload()
+        if upload is None:
+            return self.answer(404)
+        self.answer(204, [("Upload-Offset", str(len(upload["data"]))),
+                          ("Upload-Complete", "?1" if upload["done"] else "?0"), ("Cache-Control", "no-store")])
+
+    def do_PATCH(self):
+        _, upload = self.upload()
+        if upload is None:
+            return self.answer(404)
+        offset = int(self.headers.get("Upload-Offset", "-1"))
+        length = int(self.headers.get("Content-Length", "0"))
+        if offset != len(upload["data"]) or self.headers.get("Content-Type") != "application/partial-upload":
+            self.rfile.read(length)
+            return self.answer(409, [("Upload-Offset", str(len(upload["data"]))), ("Upload-Complete", "?0")])
+        if self.receive(upload, length) and len(upload["data"]) == upload["length"]:
+            self.complete(upload)
+        elif len(upload["data"]) == offset + length:
+            self.answer(201, [("Upload-Offset", str(len(upload["data"]))), ("Upload-Complete", "?0")])
+
+    def do_DELETE(self):
+        token, upload = self.upload()
+        if upload is None:
+            return self.answer(404)
+        with lock:
+            del uploads[token]
+        self.answer(204)
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+sys.stdin.read()
+server.shutdown()

@@ -1,0 +1,115 @@
+import AsyncHTTPClient
+import Foundation
+import MultipartTestSupport
+import NIOCore
+import NIOHTTP1
+import StreamingMultipart
+import StreamingMultipartAsyncHTTPClient
+import Testing
+
+/// An upload that offers resumption resumes after a dropped connection, sending only what the server lacks:
+/// Tests/Peers/resumable_server.py (draft-ietf-httpbis-resumable-upload, interop version 6) behind front.py, which
+/// resets connections after a number of bytes.
+@Suite(
+    .serialized, .enabled(if: Peers.pythonMultipart != nil, "needs python3 with python-multipart (.ci/run installs it)")
+)
+struct ResumeTests {
+    let python = Peers.pythonMultipart ?? "python3"
+
+    /// The server's answer to a resumable upload.
+    struct Reply: Decodable {
+        var requests: Int?
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        var bytes_received: Int64?  // the peer's JSON key
+        var parts: [PeerPart]?
+        var error: String?
+    }
+
+    /// The resumable server behind a front that takes `actions`, one per connection.
+    func servers(_ actions: [String]) throws -> (server: PeerUploadServer, front: PeerUploadServer) {
+        let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: [])
+        return (server, try PeerUploadServer.front(python: python, targetPort: server.port, actions: actions))
+    }
+
+    /// A random form with a 3 MiB file part and every part's length known (a body of unknown length offers no
+    /// resumption): the first seed from 1 that draws no stream without a length.
+    func knownLengthForm(_ folder: TemporaryFolder) throws -> RandomForm {
+        for seed in 1...100 {
+            let form = try RandomForm(seed: UInt64(seed), folder: folder, maxSize: 50_000)
+            if form.body.contentLength != nil { return form }
+        }
+        throw MultipartError(code: .invalidState, message: "no seed up to 100 draws a form of known length")
+    }
+
+    func send(
+        _ body: MultipartBody, to port: Int, options: HTTPClient.MultipartUploadOptions
+    ) async throws -> (status: Int, reply: Reply?, events: [HTTPClient.MultipartUploadEvent]) {
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+        var options = options
+        options.onEvent = { event in events.set(events.get() + [event]) }
+        let response = try await watchingClient.upload(body, to: "http://127.0.0.1:\(port)/upload", options: options)
+        let data = try await response.body.collect(upTo: 1 << 20)
+        return (
+            Int(response.status.code), try? JSONDecoder().decode(Reply.self, from: Data(String(buffer: data).utf8)),
+            events.get()
+        )
+    }
+
+    /// Cut twice, after 1 MB each time, a 3 MiB form arrives whole through three requests, and the server received
+    /// its bytes about once: at most 1.1 times the body in all.
+    @Test func aFormCutTwiceResumesAndArrivesWhole() async throws {
+        let (server, front) = try servers(["cut:1000000", "cut:1000000", "proxy"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        let length = try #require(form.body.contentLength)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 5
+
+        let (status, reply, events) = try await send(form.body, to: front.port, options: options)
+        #expect(status == 200, "server said: \(reply?.error ?? "?")")
+        #expect(reply?.parts == form.expected)
+        #expect(reply?.requests == 3)
+        let received = try #require(reply?.bytes_received)
+        #expect(received >= length && Double(received) <= 1.1 * Double(length), "\(received) for \(length) bytes")
+        let resumed = events.compactMap { if case .resuming(let from, _, _) = $0 { from } else { nil } }
+        #expect(resumed.count == 2 && resumed == resumed.sorted() && resumed.allSatisfy { $0 > 0 }, "\(events)")
+        #expect(
+            events.contains { if case .interimResponse(let interim) = $0 { interim.status.code == 104 } else { false } }
+        )
+    }
+
+    /// Without `maxResumptions` the request offers no resumption: the peer, which takes only resumable uploads,
+    /// answers it 404 before its body.
+    @Test func withoutMaxResumptionsTheRequestOffersNone() async throws {
+        let (server, front) = try servers(["proxy"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        let (status, _, events) = try await send(form.body, to: front.port, options: .init())
+        #expect(status == 404)
+        #expect(!events.contains { if case .resuming = $0 { true } else { false } })
+    }
+
+    /// The resumptions are bounded: a front that cuts every connection ends the upload with the connection's error
+    /// after `maxResumptions` of them.
+    @Test func resumptionsAreBounded() async throws {
+        let (server, front) = try servers(["cut:500000"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 3
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+        options.onEvent = { event in events.set(events.get() + [event]) }
+        await #expect(throws: (any Error).self) {
+            _ = try await watchingClient.upload(
+                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
+        }
+        let resumed = events.get().filter { if case .resuming = $0 { true } else { false } }
+        #expect(resumed.count == 3, "\(events.get())")
+    }
+}
