@@ -1,0 +1,123 @@
+import Foundation
+import NIOCore
+import StreamingMultipart
+import StreamingMultipartNIO
+import Testing
+
+/// One resumable upload's body: requests feed it in turn, each from the offset its reader got to, and the reader sees
+/// one stream.
+@Suite struct ResumableBodyTests {
+    struct Dropped: Error {}
+
+    /// A request's body that the test feeds by hand.
+    func request() -> (
+        AsyncThrowingStream<ByteBuffer, any Error>, AsyncThrowingStream<ByteBuffer, any Error>.Continuation
+    ) {
+        AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+    }
+
+    func readAll(_ body: ResumableBody) -> Task<String, any Error> {
+        Task {
+            var text = ""
+            for try await chunk in body { text += String(buffer: chunk) }
+            return text
+        }
+    }
+
+    /// The creation request drops after "hello "; an append from a stale offset is refused with the right one and
+    /// the upload kept; the append from there completes it, and the reader read "hello world" once.
+    @Test func anAppendFromTheReadersOffsetCompletesTheBody() async throws {
+        let body = ResumableBody(window: .seconds(60))
+        let reading = readAll(body)
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "hello "))
+        creationFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        #expect(body.offset == 6 && !body.isOver)
+
+        let (stale, staleFeed) = request()
+        staleFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.conflict(offset: 6)) {
+            try await body.append(from: 3, stale, completes: true)
+        }
+        let (append, appendFeed) = request()
+        appendFeed.yield(ByteBuffer(string: "wor"))
+        appendFeed.yield(ByteBuffer(string: "ld"))
+        appendFeed.finish()
+        try await body.append(from: 6, append, completes: true)
+        #expect(try await reading.value == "hello world")
+        #expect(body.offset == 11 && body.isOver)
+    }
+
+    /// A request that does not complete the upload (`Upload-Complete: ?0`) leaves it waiting for the next.
+    @Test func anAppendThatDoesNotCompleteLeavesTheBodyWaiting() async throws {
+        let body = ResumableBody(window: .seconds(60))
+        let reading = readAll(body)
+        for (offset, text, completes) in [(0, "a", false), (1, "bc", false), (3, "d", true)] {
+            let (part, feed) = request()
+            feed.yield(ByteBuffer(string: text))
+            feed.finish()
+            try await body.append(from: Int64(offset), part, completes: completes)
+        }
+        #expect(try await reading.value == "abcd")
+    }
+
+    /// No append within the window: the reader fails as abandoned (408), and a late append finds the upload over.
+    @Test func anAbandonedUploadFailsItsReaderAfterTheWindow() async throws {
+        let body = ResumableBody(window: .milliseconds(50))
+        let reading = readAll(body)
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "part"))
+        creationFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .timedOut && error?.httpStatus == 408)
+        #expect(error?.message.contains("abandoned") == true)
+        let (late, lateFeed) = request()
+        lateFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.ended) { try await body.append(from: 4, late, completes: true) }
+    }
+
+    /// A client that resumes before the server noticed the old connection died takes the upload over: the old
+    /// request's next bytes are refused, never read.
+    @Test func aNewAppendTakesOverFromARequestStillAttached() async throws {
+        let body = ResumableBody(window: .seconds(60))
+        let reading = readAll(body)
+        let (old, oldFeed) = request()
+        oldFeed.yield(ByteBuffer(string: "hello "))
+        let oldRequest = Task { try await body.append(from: 0, old, completes: true) }
+        while body.offset < 6 { await Task.yield() }  // the reader takes it; no clock involved
+
+        let (new, newFeed) = request()
+        newFeed.yield(ByteBuffer(string: "world"))
+        newFeed.finish()
+        let newRequest = Task { try await body.append(from: 6, new, completes: true) }
+        try await newRequest.value
+        oldFeed.yield(ByteBuffer(string: "stale bytes"))
+        oldFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.superseded) { try await oldRequest.value }
+        #expect(try await reading.value == "hello world")
+    }
+
+    /// A reader that stops (its route answered an error) ends the upload for its senders; `cancel()` fails the
+    /// reader.
+    @Test func aReaderThatStopsOrACancelEndsTheUpload() async throws {
+        let body = ResumableBody(window: .seconds(60))
+        let firstChunk = Task {
+            var iterator = body.makeAsyncIterator()
+            return try await iterator.next().map { String(buffer: $0) }
+        }
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "one"))
+        creationFeed.yield(ByteBuffer(string: "two"))
+        creationFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.ended) { try await body.append(from: 0, creation, completes: true) }
+        #expect(try await firstChunk.value == "one")
+
+        let cancelled = ResumableBody(window: .seconds(60))
+        let reading = readAll(cancelled)
+        cancelled.cancel()
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .cancelled)
+    }
+}
