@@ -20,11 +20,7 @@ extension HTTPClient {
     ) async throws -> HTTPClientResponse? {
         guard options.maxResumptions > 0, let length = body.contentLength, body.isReproducible else { return nil }
         var kept = headers  // the caller's, credentials included (same origin), without the body's own
-        for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding", "Expect"]
-            + ResumableUpload.creationHeaders.map(\.0)
-        {
-            kept.remove(name: name)
-        }
+        for name in UploadPlan.bodyHeaders + ResumableUpload.creationHeaders.map(\.0) { kept.remove(name: name) }
         var failure = failure
         for attempt in 1...options.maxResumptions {
             // 100 ms, doubling to at most 5 s: the network that dropped the connection may need a moment.

@@ -48,7 +48,9 @@ package struct UploadPlan: Sendable {
     /// The headers that carry credentials: never sent past a change of origin.
     package static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
     /// The headers that describe the body: dropped with it.
-    static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding", "Expect"]
+    package static let bodyHeaders = [
+        "Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding", "Expect",
+    ]
 
     /// What to do after an attempt.
     package enum Next: Equatable, Sendable {
