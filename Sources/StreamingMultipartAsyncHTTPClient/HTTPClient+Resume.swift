@@ -8,24 +8,29 @@ import StreamingMultipartNIO
 extension HTTPClient {
     /// Sends the rest of an upload whose connection failed after the server announced resumption at `location`
     /// (`ResumableUpload` says how): asks the offset, sends the body from there; again after a 409 (the offset was
-    /// stale) or another transient failure, up to `options.maxResumptions` times in all, each after a pause of 100 ms
-    /// doubling to at most 5 s.
+    /// stale) or another transient failure, up to `options.maxResumptions` times in all, on the one retry policy
+    /// (`MultipartRetry`: 100 ms between tries, doubling to at most 5 s).
     ///
-    /// - Returns: the append's answer, the upload's; nil when the server no longer knows the upload (404, 410), or
-    ///   the body cannot be produced from the offset: the caller sends the whole body again, as a retry.
+    /// - Returns: the append's answer, the upload's; nil when the server no longer knows the upload (404, 410), still
+    ///   disagrees on the offset after the last try, or the body cannot be produced from an offset: the caller
+    ///   sends the whole body again, as a retry.
     /// - Throws: the last transient failure when the resumptions are spent; any other error at once.
     func resume(
         _ body: MultipartBody, at location: URL, headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions,
-        progress: (@Sendable (MultipartBody.Progress) -> Void)?, after failure: any Error
+        progress: (@Sendable (MultipartBody.Progress) -> Void)?
     ) async throws -> HTTPClientResponse? {
         guard options.maxResumptions > 0, let length = body.contentLength, body.isReproducible else { return nil }
         var kept = headers  // the caller's, credentials included (same origin), without the body's own
         for name in UploadPlan.bodyHeaders + ResumableUpload.creationHeaders.map(\.0) { kept.remove(name: name) }
-        var failure = failure
-        for attempt in 1...options.maxResumptions {
-            // 100 ms, doubling to at most 5 s: the network that dropped the connection may need a moment.
-            try await _Concurrency.Task.sleep(for: min(Duration.milliseconds(100 << min(attempt - 1, 6)), .seconds(5)))
-            do {
+        let retry = MultipartRetry(
+            attempts: options.maxResumptions - 1, initialDelay: .milliseconds(100), maxDelay: .seconds(5))
+        var attempt = 0
+        do {
+            let worthAnotherTry = { (error: any Error) in
+                error is StaleOffset || UploadPlan.transientReason(error) != nil
+            }
+            return try await retry.run(retryingWhen: worthAnotherTry) {
+                attempt += 1
                 var ask = HTTPClientRequest(url: location.absoluteString)
                 ask.method = .HEAD
                 ask.headers = kept
@@ -45,11 +50,14 @@ extension HTTPClient {
                     length: .known(length - offset))
                 let response = try await execute(append, deadline: Self.deadline(options))
                 guard response.status == .conflict else { return response }
-                _ = try? await response.body.collect(upTo: 1 << 20)  // stale: ask again
-            } catch let error where UploadPlan.transientReason(error) != nil {
-                failure = error
+                _ = try? await response.body.collect(upTo: 1 << 20)
+                throw StaleOffset()  // ask again
             }
+        } catch is StaleOffset {
+            return nil
         }
-        throw failure
     }
+
+    /// A 409 to an append: the server's offset moved since it was asked.
+    private struct StaleOffset: Error {}
 }

@@ -93,8 +93,7 @@ extension HTTPClient {
                 if let location = ResumableUpload.resumeURL(location: announced, upload: plan.url),
                     UploadPlan.transientReason(error) != nil,
                     let resumed = try await resume(
-                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress,
-                        after: error)
+                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress)
                 {
                     response = resumed
                 } else {
