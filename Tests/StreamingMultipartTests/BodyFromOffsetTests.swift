@@ -130,4 +130,35 @@ import Testing
         #expect(error?.code == .lengthMismatch)
         #expect(error?.partIndex == 0)
     }
+
+    /// Placing a reader is linear in what it passes: a body of 1, 16 and 64 MB of tiny parts (the walk over the
+    /// parts' heads) and of one stream part without a seek (its bytes read and dropped), each read from 1 KB before
+    /// its end. Thread CPU time, so a loaded machine does not change the ratio much.
+    @Test(.timeLimit(.minutes(10)), arguments: ["tiny parts", "a stream skipped"])
+    func placingAReaderGrowsLinearly(shape: String) throws {
+        func body(megabytes: Int) throws -> MultipartBody {
+            var body = MultipartBody()
+            if shape == "tiny parts" {
+                for index in 0..<(megabytes << 20) / 64 { try body.append(.text("v", name: "f\(index % 10)")) }
+            } else {
+                let data = Data(count: megabytes << 20)
+                try body.append(.stream(name: "s", length: data.count) { InputStream(data: data) })
+            }
+            return body
+        }
+        func place(_ megabytes: Int) throws -> Duration {
+            let body = try body(megabytes: megabytes)
+            let offset = try #require(body.contentLength) - 1024
+            let (rest, time) = try measureThreadCPUTime {
+                var reader = try body.makeReader(startingAt: offset)
+                return try reader.readAll()
+            }
+            #expect(rest.count == 1024)
+            return time
+        }
+        let small = try place(1)
+        let growth = try linearGrowthRatio(limit: 8, medium: { try place(16) }, large: { try place(64) })
+        print("BodyFromOffsetTests: \(shape): CPU time \(small), \(growth.medium), \(growth.large)")
+        #expect(growth.ratio < 8, "\(shape): 64 MB took \(growth.ratio)× the CPU time of 16 MB")
+    }
 }

@@ -9,11 +9,12 @@ extension BodyReader {
         let boundary = body.boundary
         var start: Int64 = 0  // the offset of what the loop looks at
         for (index, part) in body.parts.enumerated() {
-            let head = BodyLayout.head(of: part, at: index, boundary: boundary)
-            if offset < start + Int64(head.count) {
+            let headCount = Int64(BodyLayout.headCount(of: part, at: index, boundary: boundary))
+            if offset < start + headCount {
+                let head = BodyLayout.head(of: part, at: index, boundary: boundary)
                 return .head(index: index, bytes: head, sent: Int(offset - start))
             }
-            start += Int64(head.count)
+            start += headCount
             guard let length = part.content.length else {
                 guard offset == start else {
                     throw MultipartError(

@@ -52,7 +52,7 @@ public struct MultipartBody: Sendable {
         var total = Int64(BodyLayout.closeDelimiter(boundary, afterParts: !parts.isEmpty).count)
         for (index, part) in parts.enumerated() {
             guard let length = part.content.length else { return nil }
-            total += Int64(BodyLayout.head(of: part, at: index, boundary: boundary).count) + length
+            total += Int64(BodyLayout.headCount(of: part, at: index, boundary: boundary)) + length
         }
         return total
     }
@@ -117,6 +117,11 @@ enum BodyLayout {
         bytes += [0x0D, 0x0A]
         bytes += part.headers.encoded
         return bytes
+    }
+
+    /// `head(of:at:boundary:).count`, counted without building the bytes.
+    static func headCount(of part: MultipartPart, at index: Int, boundary: MultipartBoundary) -> Int {
+        (index == 0 ? 0 : 2) + 2 + boundary.value.utf8.count + 2 + part.headers.encodedCount  // CRLF, --boundary CRLF
     }
 
     /// The close delimiter: CRLF `--boundary--` CRLF, without the first CRLF for a body with no parts.

@@ -34,6 +34,11 @@ extension MultipartHeaders {
         return bytes
     }
 
+    /// `encoded.count`, counted without building the bytes.
+    var encodedCount: Int {
+        reduce(2) { $0 + $1.name.rawName.utf8.count + 2 + $1.value.utf8.count + 2 }
+    }
+
     /// RFC 9110 §5.6.2 `tchar` (``!#$%&'*+-.^_`|~``, digits and letters) as a bit set, since it runs for every byte
     /// of every header name.
     static func isTokenCharacter(_ byte: UInt8) -> Bool {
