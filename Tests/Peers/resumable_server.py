@@ -6,7 +6,8 @@ Prints its port on the first line. A POST or PUT that carries Upload-Draft-Inter
 creates an upload: the server answers 104 Upload Resumption Supported with Location: /resumable/TOKEN at once, then
 keeps every byte that arrives, even when the connection drops. HEAD /resumable/TOKEN answers 204 with Upload-Offset
 and Upload-Complete; PATCH /resumable/TOKEN with Upload-Offset appends when the offset is the server's (409 with
-the right Upload-Offset otherwise, the upload kept, as the draft has it); DELETE ends the upload. When the form's
+the right Upload-Offset otherwise, the upload kept, as the draft has it); DELETE ends the upload. A HEAD or PATCH
+takes the upload over: bytes still arriving on an older request of it are dropped, as the draft asks of a server. When the form's
 bytes are all there, the request that completed it is answered as upload_server.py answers a form (python-multipart
 reads the parts), with "requests" (how many carried bytes of it) and "bytes_received" (all the body bytes that came,
 in every request). Any other request is answered 404. Exits when standard input closes.
@@ -21,12 +22,23 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_forms import with_python_multipart  # noqa: E402
 
-uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done"}
+uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done", "generation"}
 lock = threading.Lock()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def handle_expect_100(self):
+        """Defers `100 Continue` to the handler (`proceed`): a creation's 104 must reach the client before any
+        of the body is sent, or a cut right after the 100 would leave it no place to resume."""
+        return True
+
+    def proceed(self):
+        """`100 Continue`, when the request waits for it."""
+        if self.headers.get("Expect", "").lower() == "100-continue":
+            self.send_response_only(100)
+            self.end_headers()
 
     def answer(self, status, headers=(), body=b""):
         self.send_response(status)
@@ -42,20 +54,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             return token, uploads.get(token)
 
-    def receive(self, upload, length):
+    def receive(self, upload, generation, length):
         """Appends up to `length` bytes of the request's body to the upload, as they come; stops where the
-        connection drops."""
-        upload["requests"] += 1
+        connection drops, or once a later request (a HEAD or PATCH of the resuming client) took the upload over:
+        a request the client gave up on must not add bytes behind the offset it was told."""
         left = length
         while left > 0:
-            chunk = self.rfile.read1(min(left, 262144))
-            if not chunk:
-                break
+            try:
+                chunk = self.rfile.read1(min(left, 262144))
+            except OSError:  # reset by the front
+                chunk = b""
             with lock:
+                if not chunk or upload["generation"] != generation:
+                    return False
                 upload["data"] += chunk
                 upload["received"] += len(chunk)
             left -= len(chunk)
-        return left == 0
+        return True
+
+    def take_over(self, upload):
+        """Makes this request the upload's only writer (under `lock`); returns its generation."""
+        upload["generation"] += 1
+        return upload["generation"]
 
     def complete(self, upload):
         """Answers the form, once all its bytes are there."""
@@ -76,15 +96,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(404)
         token = secrets.token_hex(16)
         length = int(self.headers["Content-Length"])
-        upload = {"type": self.headers["Content-Type"], "length": length, "data": bytearray(), "requests": 0,
-                  "received": 0, "done": False}
+        upload = {"type": self.headers["Content-Type"], "length": length, "data": bytearray(), "requests": 1,
+                  "received": 0, "done": False, "generation": 0}
         with lock:
             uploads[token] = upload
+            generation = self.take_over(upload)
         self.send_response_only(104, "Upload Resumption Supported")
         self.send_header("Upload-Draft-Interop-Version", "6")
         self.send_header("Location", f"/resumable/{token}")
         self.end_headers()
-        if self.receive(upload, length):
+        self.proceed()
+        if self.receive(upload, generation, length):
             self.complete(upload)
 
     do_PUT = do_POST
@@ -93,7 +115,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         _, upload = self.upload()
         if upload is None:
             return self.answer(404)
-        self.answer(204, [("Upload-Offset", str(len(upload["data"]))),
+        with lock:
+            self.take_over(upload)  # the request the client gave up on adds nothing more
+            offset = len(upload["data"])
+        self.answer(204, [("Upload-Offset", str(offset)),
                           ("Upload-Complete", "?1" if upload["done"] else "?0"), ("Cache-Control", "no-store")])
 
     def do_PATCH(self):
@@ -102,10 +127,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(404)
         offset = int(self.headers.get("Upload-Offset", "-1"))
         length = int(self.headers.get("Content-Length", "0"))
-        if offset != len(upload["data"]) or self.headers.get("Content-Type") != "application/partial-upload":
+        with lock:
+            stale = offset != len(upload["data"]) or self.headers.get("Content-Type") != "application/partial-upload"
+            generation = None if stale else self.take_over(upload)
+            current = len(upload["data"])
+            upload["requests"] += 0 if stale else 1
+        if stale:
+            self.proceed()
             self.rfile.read(length)
-            return self.answer(409, [("Upload-Offset", str(len(upload["data"]))), ("Upload-Complete", "?0")])
-        if self.receive(upload, length) and len(upload["data"]) == upload["length"]:
+            return self.answer(409, [("Upload-Offset", str(current)), ("Upload-Complete", "?0")])
+        self.proceed()
+        if self.receive(upload, generation, length) and len(upload["data"]) == upload["length"]:
             self.complete(upload)
         elif len(upload["data"]) == offset + length:
             self.answer(201, [("Upload-Offset", str(len(upload["data"]))), ("Upload-Complete", "?0")])
