@@ -24,17 +24,29 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     public let guards: HTTPServerGuards
     /// Nothing read or written for this long closes the connection (Hummingbird's idle timeout).
     public let idleTimeout: Duration
+    /// The uploads offered resumption; nil for none.
+    public let resumableUploads: ResumableUploads?
 
-    public init(responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration) {
-        self.responder = responder
+    /// - Parameters:
+    ///   - responder: the application's responder.
+    ///   - guards: the header deadline, write timeout, linger and connection limit.
+    ///   - idleTimeout: nothing read or written for this long closes the connection.
+    ///   - resumableUploads: the uploads offered resumption (``StreamingMultipartNIO/ResumableUploads``); their
+    ///     resources and routes are served around `responder`. Nil for none.
+    public init(
+        responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration,
+        resumableUploads: ResumableUploads? = nil
+    ) {
+        self.responder = resumableUploads.map { $0.responder(wrapping: responder) } ?? responder
         self.guards = guards
         self.idleTimeout = idleTimeout
+        self.resumableUploads = resumableUploads
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.configureGuardedHTTPServerPipeline(guards: guards)
+            try pipeline.configureGuardedHTTPServerPipeline(guards: guards, resumableUploads: resumableUploads)
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             return try NIOAsyncChannel(
@@ -65,14 +77,18 @@ extension HTTPServerBuilder {
     /// - Parameters:
     ///   - guards: the header deadline, write timeout, linger and connection limit (`HTTPServerGuards`).
     ///   - idleTimeout: nothing read or written for this long closes the connection.
+    ///   - resumableUploads: the uploads offered resumption (draft-ietf-httpbis-resumable-upload): a client whose
+    ///     connection drops sends only the rest, and the route reads one body (``StreamingMultipartNIO/ResumableUploads``).
+    ///     Nil (the default) for none.
     public static func guardedHTTP1(
         guards: HTTPServerGuards = HTTPServerGuards(
             connections: .fittingDescriptors(uploads: ConnectionLimit.uploadsFittingDescriptors()),
             answersUnreadableRequests: false),
-        idleTimeout: Duration = .seconds(60)
+        idleTimeout: Duration = .seconds(60), resumableUploads: ResumableUploads? = nil
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(responder: responder, guards: guards, idleTimeout: idleTimeout)
+            GuardedHTTP1Channel(
+                responder: responder, guards: guards, idleTimeout: idleTimeout, resumableUploads: resumableUploads)
         }
     }
 }

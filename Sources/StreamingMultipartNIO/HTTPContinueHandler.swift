@@ -20,6 +20,12 @@ public import NIOHTTP1
 /// another answer). It is never sent once the request's final response has begun (a refusal such as 413 or 415
 /// goes out instead, and the client need not send the body, RFC 9110 §10.1.1), never twice, and never to an
 /// HTTP/1.0 request, whose expectation the server must ignore.
+///
+/// Given ``ResumableUploads``, it also offers resumption: a request that asks for it gets
+/// `104 Upload Resumption Supported` with its upload's location, before its `100 Continue` and with the same ordering
+/// rules, and carries the upload's token on to the responder (a token field a client sends is removed from every
+/// request). An announced upload that no responder takes is forgotten when its response ends or the connection
+/// closes.
 public final class HTTPContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
@@ -27,18 +33,35 @@ public final class HTTPContinueHandler: ChannelDuplexHandler, RemovableChannelHa
     public typealias OutboundOut = HTTPServerResponsePart
 
     private var machine = ContinueStateMachine()
+    private let resumableUploads: ResumableUploads?
+    /// The token announced to each request whose response has not ended, oldest first (with resumption only).
+    private var announced = CircularBuffer<String?>()
 
-    public init() {}
+    /// - Parameter resumableUploads: the uploads to offer resumption to; nil for none.
+    public init(resumableUploads: ResumableUploads? = nil) {
+        self.resumableUploads = resumableUploads
+    }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) {
-            let version = head.version
-            let wantsContinue =
-                (version.major > 1 || (version.major == 1 && version.minor >= 1))
-                && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
-            if machine.requestArrived(wantsContinue: wantsContinue) { sendContinue(context: context) }
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        let version = head.version
+        var interims: [HTTPResponseHead] = []
+        if let resumableUploads {
+            head.headers.remove(name: ResumableUploads.tokenField)
+            let announcement = resumableUploads.announce(head)
+            announced.append(announcement?.token)
+            if let announcement {
+                head.headers.add(name: ResumableUploads.tokenField, value: announcement.token)
+                interims.append(announcement.head)
+            }
         }
-        context.fireChannelRead(data)
+        if (version.major > 1 || (version.major == 1 && version.minor >= 1))
+            && head.headers["expect"].contains(where: { $0.lowercased() == "100-continue" })
+        {
+            interims.append(HTTPResponseHead(version: .http1_1, status: .continue))
+        }
+        send(machine.requestArrived(interims: interims), context: context)
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -50,13 +73,22 @@ public final class HTTPContinueHandler: ChannelDuplexHandler, RemovableChannelHa
             context.write(data, promise: promise)
         case .end:
             context.write(data, promise: promise)
-            if machine.responseEnded() { sendContinue(context: context) }
+            if let token = announced.popFirst() ?? nil { resumableUploads?.release(unclaimed: token) }
+            send(machine.responseEnded(), context: context)
         }
     }
 
-    private func sendContinue(context: ChannelHandlerContext) {
-        let head = HTTPResponseHead(version: .http1_1, status: .continue)
-        context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+    public func channelInactive(context: ChannelHandlerContext) {
+        while let token = announced.popFirst() {
+            if let token { resumableUploads?.release(unclaimed: token) }
+        }
+        context.fireChannelInactive()
+    }
+
+    private func send(_ interims: [HTTPResponseHead], context: ChannelHandlerContext) {
+        guard !interims.isEmpty else { return }
+        for head in interims { context.write(wrapOutboundOut(.head(head)), promise: nil) }
+        context.flush()
     }
 }
 

@@ -21,7 +21,8 @@ Prints its port on the first line. Each new connection takes the next ACTION; th
                                  until the client closes (at most 2 s)
 Every answer but refuse's carries Connection: close. continue and refuse print a line for each connection on
 standard output: "early N" (the body bytes before the 100), "waited MS" (from the head to the body's first byte)
-or "after N" (the body bytes after the refusal). Exits when standard input closes.
+or "after N" (the body bytes after the refusal). When standard input closes, prints "client bytes N" (every byte
+that came from clients on the connections proxy and cut forwarded), then exits.
 """
 import socket
 import sys
@@ -59,12 +60,24 @@ def drain(conn, head, rest):
         rest += chunk
 
 
-def pipe(source, sink):
+client_bytes = 0
+count_lock = threading.Lock()
+
+
+def count(received):
+    global client_bytes
+    with count_lock:
+        client_bytes += received
+
+
+def pipe(source, sink, counted=False):
     try:
         while True:
             chunk = source.recv(262144)
             if not chunk:
                 break
+            if counted:
+                count(len(chunk))
             sink.sendall(chunk)
     except OSError:
         pass
@@ -113,13 +126,14 @@ def serve(conn, action, target_port):
         if kind == "proxy":
             upstream = socket.create_connection(("127.0.0.1", target_port))
             threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
-            pipe(conn, upstream)
+            pipe(conn, upstream, counted=True)
             return
         if kind == "cut":
             upstream = socket.create_connection(("127.0.0.1", target_port))
             threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
             left = int(argument)
             while left > 0 and (chunk := conn.recv(min(left, 262144))):
+                count(len(chunk))
                 upstream.sendall(chunk)
                 left -= len(chunk)
             upstream.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
@@ -189,6 +203,8 @@ def main():
 
     threading.Thread(target=accept, daemon=True).start()
     sys.stdin.read()
+    with count_lock:
+        print(f"client bytes {client_bytes}", flush=True)
 
 
 if __name__ == "__main__":

@@ -99,10 +99,31 @@ import Testing
         #expect(try await reading.value == "hello world")
     }
 
+    /// The client asks the offset while its old request still sends: that request adds nothing more, so the offset
+    /// answered is where the append starts.
+    @Test func askingTheOffsetCutsOffTheRequestStillAttached() async throws {
+        let body = ResumableBody(window: .seconds(60))
+        let reading = readAll(body)
+        let (old, oldFeed) = request()
+        oldFeed.yield(ByteBuffer(string: "hello "))
+        let oldRequest = Task { try await body.append(from: 0, old, completes: true) }
+        while body.offset < 6 { await Task.yield() }
+        body.takeOver()
+        oldFeed.yield(ByteBuffer(string: "late"))
+        oldFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.superseded) { try await oldRequest.value }
+        #expect(body.offset == 6 && !body.isOver)
+        let (new, newFeed) = request()
+        newFeed.yield(ByteBuffer(string: "world"))
+        newFeed.finish()
+        try await body.append(from: 6, new, completes: true)
+        #expect(try await reading.value == "hello world")
+    }
+
     /// A reader that stops (its route answered an error) ends the upload for its senders; `cancel()` fails the
     /// reader.
     @Test func aReaderThatStopsOrACancelEndsTheUpload() async throws {
-        let body = ResumableBody(window: .seconds(60))
+        let body = ResumableBody(window: .seconds(60), bufferBytes: 1)  // each chunk waits for the reader
         let firstChunk = Task {
             var iterator = body.makeAsyncIterator()
             return try await iterator.next().map { String(buffer: $0) }
@@ -119,5 +140,80 @@ import Testing
         cancelled.cancel()
         let error = await #expect(throws: MultipartError.self) { try await reading.value }
         #expect(error?.code == .cancelled)
+    }
+}
+
+/// The body as the spooler reads it: a pause while the client reconnects is not a slow client.
+@Suite struct ResumableBodySpoolTests {
+    static let boundary = "resume-boundary"
+
+    /// A form of one field and one 64 KiB file, in two halves.
+    func halves() -> (ByteBuffer, ByteBuffer) {
+        var body = ByteBuffer()
+        body.writeString("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhello\r\n")
+        body.writeString(
+            "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n")
+        body.writeBytes((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        body.writeString("\r\n--\(Self.boundary)--\r\n")
+        let half = body.readableBytes / 2
+        return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
+    }
+
+    func spooler(_ folder: URL) -> MultipartSpooler {
+        var limits = MultipartSpooler.Limits()
+        // 1 KB each 50 ms window: a pause of 300 ms without bytes would break it six times over.
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .milliseconds(50))
+        return MultipartSpooler(directory: folder.path, limits: limits)
+    }
+
+    /// The creation request drops halfway; the append comes 300 ms later: the spool does not time out, and the form
+    /// is whole.
+    @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, second) = halves()
+        let body = ResumableBody(window: .seconds(60))
+        let spooler = spooler(folder)
+        let spooling = Task {
+            try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
+                form in (form.fields.first?.value, form.files.first?.byteCount)
+            }
+        }
+        let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        creationFeed.yield(first)
+        creationFeed.finish(throwing: ResumableBodyTests.Dropped())
+        await #expect(throws: ResumableBodyTests.Dropped.self) {
+            try await body.append(from: 0, creation, completes: true)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        appendFeed.yield(second)
+        appendFeed.finish()
+        try await body.append(from: Int64(first.readableBytes), append, completes: true)
+        let (caption, size) = try await spooling.value
+        #expect(caption == "hello" && size == 65_536)
+    }
+
+    /// A request that stays attached and sends nothing is a slow client: the body timeout cuts it.
+    @Test func anAttachedRequestThatStallsIsStillCut() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, _) = halves()
+        let body = ResumableBody(window: .seconds(60))
+        let spooler = spooler(folder)
+        let spooling = Task {
+            try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
+                _ in ()
+            }
+        }
+        let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        creationFeed.yield(first)
+        let feeding = Task { try await body.append(from: 0, creation, completes: true) }
+        let error = await #expect(throws: MultipartError.self) { try await spooling.value }
+        #expect(error?.code == .timedOut)
+        creationFeed.finish()
+        await #expect(throws: ResumableBody.Refusal.ended) { try await feeding.value }
     }
 }

@@ -53,6 +53,33 @@ package enum ResumableUpload {
 
     /// `Upload-Complete: ?1`.
     package static func isComplete(_ value: String?) -> Bool {
-        value?.trimmingCharacters(in: .whitespaces) == "?1"
+        boolean(value) == true
+    }
+
+    // MARK: The server's side
+
+    /// The interop versions a server here speaks, as `NIOResumableUpload` does: 3 (`Upload-Incomplete`), 5 and 6
+    /// (`Upload-Complete`; 6 also asks `Content-Type: application/partial-upload` of an append).
+    package static let serverVersions: Set<String> = ["3", "5", "6"]
+
+    /// Whether a request of interop `version` says its end is the upload's end: `Upload-Complete: ?1` from version
+    /// 5, `Upload-Incomplete: ?0` in version 3. Nil when the field is missing or not a structured-field boolean.
+    package static func completes(version: String, field: (String) -> String?) -> Bool? {
+        if version == "3" { return boolean(field("Upload-Incomplete")).map { !$0 } }
+        return boolean(field("Upload-Complete"))
+    }
+
+    /// The field that says whether the upload is complete, as a client of interop `version` reads it.
+    package static func completeField(_ complete: Bool, version: String) -> (String, String) {
+        version == "3" ? ("Upload-Incomplete", complete ? "?0" : "?1") : ("Upload-Complete", complete ? "?1" : "?0")
+    }
+
+    /// A structured-field boolean (RFC 9651 §3.3.6): `?1` or `?0`; nil otherwise.
+    private static func boolean(_ value: String?) -> Bool? {
+        switch value?.trimmingCharacters(in: .whitespaces) {
+        case "?1": true
+        case "?0": false
+        default: nil
+        }
     }
 }

@@ -5,10 +5,16 @@ import Foundation
 /// that a client sent nothing at all.
 ///
 /// A class, since both tasks hold it; its clock is behind a lock, taken once a chunk and once a wake-up.
-final class BodyWatchdog: @unchecked Sendable {
+package final class BodyWatchdog: @unchecked Sendable {
+    /// The watchdog of the body the current task reads, bound while the spooler reads it: a body that waits on
+    /// something other than its client (a resumable upload waiting for the client to reconnect) pauses it.
+    @TaskLocal package static var reading: BodyWatchdog?
+
     private let lock = NSLock()
     private var clock: BodyClock  // guarded by `lock`
     private var broken: MultipartError?  // guarded by `lock`
+    /// The waits under way that are not the client's (a store call, a paused body): they may overlap.
+    private var pauses = 0  // guarded by `lock`
 
     init(_ rule: MultipartBodyTimeout) { clock = BodyClock(rule) }
 
@@ -18,11 +24,23 @@ final class BodyWatchdog: @unchecked Sendable {
     /// Starts the clock: the body's first pull is beginning.
     func begin() { lock.withLock { clock.begin() } }
 
-    /// The reader waits on something other than the client (the spooler's store): the rate stops counting.
-    func pause() { lock.withLock { clock.pause() } }
+    /// The reader waits on something other than the client (the spooler's store, a paused body): the rate stops
+    /// counting until every such wait has called ``resume()``.
+    package func pause() {
+        lock.withLock {
+            pauses += 1
+            if pauses == 1 { clock.pause() }
+        }
+    }
 
-    /// The reader reads the body again.
-    func resume() { lock.withLock { clock.resume() } }
+    /// One wait that ``pause()`` began is over; the rate counts again once none is left.
+    package func resume() {
+        lock.withLock {
+            guard pauses > 0 else { return }
+            pauses -= 1
+            if pauses == 0 { clock.resume() }
+        }
+    }
 
     /// Counts a chunk of `count` bytes that just arrived.
     ///

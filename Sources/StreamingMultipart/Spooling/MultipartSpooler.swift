@@ -130,7 +130,9 @@ public struct MultipartSpooler: Sendable {
         guard let watchdog else { return try await collecting.collect(isolation: isolation) }
         // The body (sent here) and the parts made of it go to the child task; this task never touches them again.
         let form: SpooledForm? = try await withThrowingTaskGroup(of: SpooledForm?.self) { group in
-            group.addTask { try await collecting.collect(isolation: nil) }
+            group.addTask {
+                try await BodyWatchdog.$reading.withValue(watchdog) { try await collecting.collect(isolation: nil) }
+            }
             group.addTask {
                 try await watchdog.watch()  // returns only by throwing: the timeout, or cancellation
                 return nil

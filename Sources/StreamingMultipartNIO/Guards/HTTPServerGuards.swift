@@ -78,7 +78,14 @@ extension ChannelPipeline.SynchronousOperations {
     ///     }
     /// }
     /// ```
-    public func configureGuardedHTTPServerPipeline(guards: HTTPServerGuards) throws {
+    ///
+    /// - Parameters:
+    ///   - guards: the header deadline, write timeout, linger and connection limit.
+    ///   - resumableUploads: the uploads whose creation requests are offered resumption (`104`, see
+    ///     ``ResumableUploads``); the responder then serves them. Nil (the default) for none.
+    public func configureGuardedHTTPServerPipeline(
+        guards: HTTPServerGuards, resumableUploads: ResumableUploads? = nil
+    ) throws {
         if let connections = guards.connections {
             if connections.take() {
                 try addHandler(ConnectionPlace(in: connections))  // given back when the connection closes
@@ -92,7 +99,8 @@ extension ChannelPipeline.SynchronousOperations {
             // The guards' own answers pass the handlers nearer the socket: CloseAfterResponse closes after them.
             WriteTimeoutHandler(timeout: guards.writeTimeout),
             CloseAfterResponseHandler(linger: guards.linger, closesAfterParserErrors: guards.answersUnreadableRequests),
-            HeaderDeadlineHandler(timeout: guards.headerTimeout), FramingGuard(), HTTPContinueHandler(),
+            HeaderDeadlineHandler(timeout: guards.headerTimeout), FramingGuard(),
+            HTTPContinueHandler(resumableUploads: resumableUploads),
         ])
     }
 }

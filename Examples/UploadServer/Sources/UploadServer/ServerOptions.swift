@@ -58,6 +58,8 @@ struct ServerOptions: ParsableCommand {
     var s3MemoryBudget = 256 << 20
     @Option(help: "How long an upload waits for room in that memory before it gets 503, in seconds.")
     var s3MemoryWait = 30.0
+    @Option(help: "A dropped upload may resume within this many seconds (announced with 104); 0 turns resumption off.")
+    var resumeWindow = 300.0
     @Option(help: "At start, abort the prefix's multipart uploads begun over this many seconds ago (a day).")
     var s3StaleAfter = 86_400.0
 
@@ -88,7 +90,9 @@ struct ServerOptions: ParsableCommand {
         for (name, value) in positive where !(value > 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number above 0")
         }
-        for (name, value) in [("--stale-after", staleAfter), ("--s3-stale-after", s3StaleAfter)]
+        for (name, value) in [
+            ("--stale-after", staleAfter), ("--s3-stale-after", s3StaleAfter), ("--resume-window", resumeWindow),
+        ]
         where !(value >= 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number of seconds, 0 or more")
         }

@@ -114,9 +114,14 @@ let guards = HTTPServerGuards(
     headerTimeout: .nanoseconds(Int64(options.headerTimeout * 1e9)),
     writeTimeout: .nanoseconds(Int64(options.writeTimeout * 1e9)), connections: connections,
     answersUnreadableRequests: false)  // Hummingbird answers what NIO's parser refuses
+// A dropped upload resumes where it stopped (104 Upload Resumption Supported, then HEAD and PATCH on its location).
+let resumableUploads =
+    options.resumeWindow > 0
+    ? ResumableUploads(.init(window: .nanoseconds(Int64(options.resumeWindow * 1e9)), paths: ["/upload"])) : nil
 let app = Application(
     router: router,
-    server: .guardedHTTP1(guards: guards, idleTimeout: .seconds(options.idleTimeout)),
+    server: .guardedHTTP1(
+        guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads),
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Clients of resumable uploads (draft-ietf-httpbis-resumable-upload, interop version 6) against UploadServer on
+127.0.0.1, each scenario printing one JSON line of what happened. Raw sockets, so that a client can drop, lie about
+its offset and guess as a real one might.
+
+    python3 resumable_clients.py PORT SCENARIO [--size BYTES]
+
+Scenarios (the form is a caption and one file of --size random bytes):
+  abandon  sends half the form, reads the 104, and resets the connection: reports the upload's location.
+  stale    sends half, drops; asks the offset (HEAD); appends from 1000 bytes before it (409 expected, with the
+           offset); appends the rest from the right offset. Reports the statuses, the offsets, the answer and the
+           file's SHA-256.
+  guess    while an upload waits after a drop: HEAD and PATCH on random locations, a PATCH on the upload's location
+           with a token of its own in the pipeline's token field, and a POST that names the upload's token in that
+           field; then completes the upload and replays HEAD and PATCH on its location. Reports every status.
+  limit    the form cut at a third, then resumed (--size past the server's --max-file-bytes): reports the statuses.
+  trickle  the form cut at a third, then resumed at 20 bytes a second: reports the status and when it came.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import socket
+import time
+
+BOUNDARY = "resumableclientboundary"
+TOKEN_FIELD = "StreamingMultipart-Resumable-Upload"
+
+
+def form(size):
+    content = random.Random(size).randbytes(size)
+    body = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nresumed\r\n"
+            f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + content + f"\r\n--{BOUNDARY}--\r\n".encode()
+    return body, hashlib.sha256(content).hexdigest()
+
+
+def read_head(sock, data=b""):
+    """One response head from `sock`: (status, {lowercased name: value}, the bytes after it)."""
+    while b"\r\n\r\n" not in data:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("closed before a response head")
+        data += more
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), fields, rest
+
+
+def read_answer(sock, method="POST"):
+    """The final answer (1xx skipped): (status, fields, body)."""
+    rest = b""
+    while True:
+        status, fields, rest = read_head(sock, rest)
+        if status >= 200:
+            break
+    length = 0 if method == "HEAD" or status == 204 else int(fields.get("content-length", "0"))
+    while len(rest) < length:
+        more = sock.recv(65536)
+        if not more:
+            break
+        rest += more
+    return status, fields, rest[:length].decode(errors="replace")
+
+
+def reset(sock):
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    sock.close()
+
+
+def create(port, body, sent, extra=""):
+    """Offers resumption for `body`, reads the 104, sends its first `sent` bytes and resets: the location."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {len(body)}\r\n"
+                  f"Upload-Draft-Interop-Version: 6\r\nUpload-Complete: ?1\r\n{extra}\r\n").encode())
+    status, fields, _ = read_head(sock)
+    if status != 104:
+        raise RuntimeError(f"no 104 but {status}")
+    sock.sendall(body[:sent])
+    time.sleep(0.3)  # the bytes reach the server before the reset
+    reset(sock)
+    return fields["location"]
+
+
+def request(port, method, path, fields=(), body=b"", pace=None):
+    """One request on a new connection: (status, fields, body). `pace` sends the body that many bytes a second."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: 6\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in fields)
+    if method != "HEAD":
+        head += f"Content-Length: {len(body)}\r\n"
+    sock.sendall(head.encode() + b"\r\n")
+    try:
+        if pace is None:
+            sock.sendall(body)
+        else:
+            sock.settimeout(0.05)
+            deadline = time.monotonic() + 120
+            for index in range(0, len(body), pace):
+                if time.monotonic() > deadline:
+                    return None, {}, "no answer in 120 s"
+                sock.sendall(body[index:index + pace])
+                try:
+                    return read_answer(sock, method)  # an answer before the end: the trickle was cut
+                except socket.timeout:
+                    time.sleep(0.95)
+            sock.settimeout(60)
+        return read_answer(sock, method)
+    except (OSError, ConnectionError) as error:
+        return None, {}, f"closed: {type(error).__name__}"
+    finally:
+        sock.close()
+
+
+def offset(port, location):
+    status, fields, _ = request(port, "HEAD", location)
+    return status, int(fields.get("upload-offset", "-1"))
+
+
+def append(port, location, start, body, pace=None):
+    fields = [("Upload-Offset", start), ("Upload-Complete", "?1"), ("Content-Type", "application/partial-upload")]
+    return request(port, "PATCH", location, fields, body[start:], pace)
+
+
+def answer_sha(text):
+    try:
+        return json.loads(text)["files"][0]["sha256"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("scenario")
+    parser.add_argument("--size", type=int, default=3 << 20)
+    arguments = parser.parse_args()
+    port, size = arguments.port, arguments.size
+    body, sha = form(size)
+    report = {"sha256": sha}
+    if arguments.scenario == "abandon":
+        report["location"] = create(port, body, len(body) // 2)
+    elif arguments.scenario == "stale":
+        location = create(port, body, len(body) // 2)
+        report["head"], report["offset"] = offset(port, location)
+        stale, fields, _ = append(port, location, max(0, report["offset"] - 1000), body)
+        report["stale"], report["conflictOffset"] = stale, int(fields.get("upload-offset", "-1"))
+        report["append"], fields, text = append(port, location, report["offset"], body)
+        report["answerSha256"], report["complete"] = answer_sha(text), fields.get("upload-complete")
+    elif arguments.scenario == "guess":
+        location = create(port, body, len(body) // 2)
+        prefix = location.rsplit("/", 1)[0] + "/"
+        report["guessedHead"] = [request(port, "HEAD", prefix + os.urandom(16).hex())[0] for _ in range(20)]
+        report["guessedPatch"] = append(port, prefix + os.urandom(16).hex(), 0, body)[0]
+        report["shortToken"] = request(port, "HEAD", location[:-1])[0]
+        token = location.rsplit("/", 1)[1]
+        # A plain POST that names the upload's token in the pipeline's field: served as a request of its own.
+        injected = request(port, "POST", "/upload", [(TOKEN_FIELD, token),
+                                                     ("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")],
+                           form(1000)[0])
+        report["injected"] = injected[0]
+        report["injectedFiles"] = len(json.loads(injected[2]).get("files", [])) if injected[0] == 200 else None
+        _, at = offset(port, location)
+        report["append"], _, text = append(port, location, at, body)
+        report["answerSha256"] = answer_sha(text)
+        report["replayedHead"] = request(port, "HEAD", location)[0]
+        report["replayedPatch"] = append(port, location, at, body)[0]
+    elif arguments.scenario == "limit":
+        location = create(port, body, len(body) // 3)
+        _, at = offset(port, location)
+        report["append"], _, text = append(port, location, at, body)
+        report["answer"] = text[:300]
+    elif arguments.scenario == "trickle":
+        location = create(port, body, len(body) // 3)
+        _, at = offset(port, location)
+        started = time.monotonic()
+        report["append"], _, text = append(port, location, at, body, pace=20)
+        report["seconds"] = round(time.monotonic() - started, 2)
+        report["answer"] = text[:300]
+    else:
+        parser.error(f"no scenario {arguments.scenario}")
+    print(json.dumps(report), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+#if Hummingbird
+import HTTPTypes
+import HummingbirdCore
+import NIOCore
+import NIOHTTPTypes
+import StreamingMultipart
+import StreamingMultipartNIO
+
+/// Serves ``StreamingMultipartNIO/ResumableUploads`` around a Hummingbird responder: the upload resources
+/// (`HEAD`, `PATCH`, `DELETE` under ``StreamingMultipartNIO/ResumableUploads/resourcePrefix``) and the routes of the
+/// requests the pipeline announced, which read one body that pauses while the client reconnects.
+///
+/// A route's answer belongs to the request that was feeding the upload when the route answered, or that completed
+/// it: the creation request's own connection, or an append's. The route therefore writes to a relay, and the answer
+/// goes on when the route is done: keep an upload route's answer small (a form's summary is).
+extension ResumableUploads {
+    /// `responder` with this server's resumable uploads served.
+    func responder(wrapping responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+        { request, writer, channel in
+            if Self.isResource(request.uri.path) {
+                try await self.serveResource(request, writer: writer, channel: channel)
+            } else if let token = request.headers[Self.tokenFieldName], let upload = self.claim(token) {
+                try await self.serveCreation(
+                    request, of: upload, writer: writer, channel: channel, responder: responder)
+            } else {
+                try await responder(request, writer, channel)
+            }
+        }
+    }
+
+    private static let tokenFieldName = HTTPField.Name(tokenField)!
+
+    // MARK: The creation request
+
+    /// Runs the route on the upload's body while this request feeds it, then sends the route's answer where it
+    /// belongs.
+    private func serveCreation(
+        _ request: Request, of upload: Upload, writer: consuming ResponseWriter, channel: any Channel,
+        responder: HTTPChannelHandler.Responder
+    ) async throws {
+        defer { remove(upload) }
+        var head = request.head
+        head.headerFields[Self.tokenFieldName] = nil
+        let routed = Request(head: head, body: RequestBody(asyncSequence: upload.body))
+        let segment = try upload.body.attach(from: 0)
+        // Its end, or the drop that makes the upload wait for the client, is the body's to tell the route. Awaited
+        // below, after the answer: a route may answer before the client has sent everything (a limit).
+        let feeding = Task { try? await upload.body.feed(segment, request.body, completes: true) }
+        let (relay, answer) = NIOAsyncChannelOutboundWriter<HTTPResponsePart>.makeTestingWriter()
+        let routeError: (any Error)?
+        do {
+            try await responder(routed, ResponseWriter(outbound: relay), channel)
+            routeError = nil
+        } catch {
+            routeError = error
+        }
+        relay.finish()
+        let target = upload.body.answeringSegment
+        upload.body.readerWentAway()
+        var parts: [HTTPResponsePart] = []
+        for await part in answer { parts.append(part) }
+        parts = upload.marked(parts)
+        upload.answered(with: parts, for: target)
+        if target == segment {
+            try await Self.write(parts, to: writer)
+        } else {
+            channel.close(promise: nil)  // another request answers; this one was cut off or dropped
+        }
+        await feeding.value
+        if let routeError { throw routeError }
+    }
+
+    // MARK: The upload resources
+
+    /// `HEAD` (the offset), `PATCH` (an append) and `DELETE` (the end) on an upload's location.
+    private func serveResource(_ request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws
+    {
+        let version = request.headers[.uploadDraftInteropVersion] ?? ResumableUpload.interopVersion
+        guard ResumableUpload.serverVersions.contains(version) else {
+            return try await writer.writeResponse(
+                Self.answer(.badRequest, [("Upload-Draft-Interop-Version", ResumableUpload.interopVersion)]))
+        }
+        guard let upload = upload(at: request.uri.path) else {
+            return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
+        }
+        switch request.method {
+        case .head:
+            upload.body.takeOver()
+            var fields = upload.stateFields()
+            fields.append(("Cache-Control", "no-store"))
+            try await writer.writeResponse(Self.answer(.noContent, fields))
+        case .delete:
+            upload.body.cancel()
+            try await writer.writeResponse(Self.answer(.noContent, [("Upload-Draft-Interop-Version", version)]))
+        case .patch:
+            try await append(request, to: upload, version: version, writer: writer)
+        default:
+            try await writer.writeResponse(
+                Self.answer(
+                    .methodNotAllowed, [("Allow", "HEAD, PATCH, DELETE"), ("Upload-Draft-Interop-Version", version)]))
+        }
+    }
+
+    /// An append: its bytes go into the upload's body from the offset it names; the answer is the route's when it
+    /// completes the upload, else the new offset.
+    private func append(_ request: Request, to upload: Upload, version: String, writer: consuming ResponseWriter)
+        async throws
+    {
+        let header = { (name: String) in HTTPField.Name(name).flatMap { request.headers[$0] } }
+        guard let offset = ResumableUpload.offset(request.headers[.uploadOffset]) else {
+            return try await Self.refuse("an append needs Upload-Offset", upload, writer: writer)
+        }
+        if version == "6", request.headers[.contentType] != "application/partial-upload" {
+            return try await Self.refuse(
+                "an append of interop version 6 is Content-Type: application/partial-upload", upload, writer: writer)
+        }
+        let completes = ResumableUpload.completes(version: version, field: header) ?? true
+        if let total = upload.length, let length = request.headers[.contentLength].flatMap({ Int64($0) }),
+            completes ? offset + length != total : offset + length > total
+        {
+            return try await Self.refuse(
+                "the append does not end where the upload does (\(total) bytes)", upload, writer: writer)
+        }
+        let segment: Int
+        do {
+            segment = try upload.body.attach(from: offset)
+        } catch ResumableBody.Refusal.conflict(let expected) {
+            var fields = upload.stateFields().filter { $0.0 != "Upload-Offset" }
+            fields.append(("Upload-Offset", String(expected)))
+            return try await writer.writeResponse(Self.answer(.conflict, fields))
+        } catch {
+            return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
+        }
+        do {
+            try await upload.body.feed(segment, request.body, completes: completes)
+        } catch ResumableBody.Refusal.superseded {
+            return try await writer.writeResponse(
+                Self.answer(.conflict, upload.stateFields() + [("Connection", "close")]))
+        } catch ResumableBody.Refusal.ended {
+            // The route answered before this request's bytes were all read (a limit, say): its answer is this one's.
+        }
+        guard completes || upload.body.isOver else {
+            return try await writer.writeResponse(Self.answer(.noContent, upload.stateFields()))
+        }
+        guard let parts = await upload.answer(for: segment) as? [HTTPResponsePart] else {
+            return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
+        }
+        try await Self.write(parts, to: writer)
+    }
+
+    // MARK: Answers
+
+    /// A head with `fields`, no body (`Content-Length: 0` where a body could be).
+    private static func answer(_ status: HTTPResponse.Status, _ fields: [(String, String)]) -> HTTPResponse {
+        var head = HTTPResponse(status: status)
+        for (name, value) in fields {
+            if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
+        }
+        if status != .noContent { head.headerFields[.contentLength] = "0" }
+        return head
+    }
+
+    /// `400 Bad Request` for an append, with the upload's state and `message` as its text.
+    private static func refuse(_ message: String, _ upload: Upload, writer: consuming ResponseWriter) async throws {
+        var head = answer(.badRequest, upload.stateFields())
+        let text = ByteBuffer(string: message + "\n")
+        head.headerFields[.contentLength] = String(text.readableBytes)
+        head.headerFields[.contentType] = "text/plain; charset=utf-8"
+        try await writer.write(response: head, body: ResponseBody(byteBuffer: text))
+    }
+
+    /// Writes a relayed answer: its interim heads, its final head, its body and its end.
+    private static func write(_ parts: [HTTPResponsePart], to writer: consuming ResponseWriter) async throws {
+        var rest = parts[...]
+        while case .head(let head) = rest.first, head.status.kind == .informational {
+            try await writer.writeInformationalHead(head)
+            rest = rest.dropFirst()
+        }
+        guard case .head(let head) = rest.first else {
+            return try await writer.writeResponse(HTTPResponse(status: .internalServerError))
+        }
+        var body = try await writer.writeHead(head)
+        for part in rest.dropFirst() {
+            switch part {
+            case .head: continue
+            case .body(let buffer): try await body.write(buffer)
+            case .end(let trailers): return try await body.finish(trailers)
+            }
+        }
+        try await body.finish(nil)
+    }
+}
+
+extension ResumableUploads.Upload {
+    /// `parts` with the upload's state on its final head (the interop version, the offset, `Upload-Complete`).
+    fileprivate func marked(_ parts: [HTTPResponsePart]) -> [HTTPResponsePart] {
+        parts.map { part in
+            guard case .head(var head) = part, head.status.kind != .informational else { return part }
+            for (name, value) in stateFields() {
+                if let name = HTTPField.Name(name) { head.headerFields[name] = value }
+            }
+            return .head(head)
+        }
+    }
+}
+
+extension HTTPField.Name {
+    fileprivate static let uploadDraftInteropVersion = Self("Upload-Draft-Interop-Version")!
+    fileprivate static let uploadOffset = Self("Upload-Offset")!
+}
+#endif

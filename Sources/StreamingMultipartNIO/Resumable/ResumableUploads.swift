@@ -1,0 +1,225 @@
+import Foundation
+package import NIOHTTP1
+import StreamingMultipart
+
+/// Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 3, 5 and 6) for a NIO server's upload
+/// routes: a client whose connection drops sends only the rest of its body, and the route reads one body that paused
+/// while the client reconnected. Nothing is parsed, hashed or stored twice; limits count the body's bytes once.
+///
+/// On Hummingbird it is one argument of the server (StreamingMultipartHummingbird):
+///
+/// ```swift
+/// let app = Application(router: router, server: .guardedHTTP1(resumableUploads: ResumableUploads()))
+/// ```
+///
+/// What a client sees:
+///
+/// 1. A `POST` or `PUT` that offers resumption (`Upload-Draft-Interop-Version` and `Upload-Complete: ?1`) gets
+///    `104 Upload Resumption Supported` at once, before any `100 Continue`, with the upload's `Location`:
+///    ``resourcePrefix`` and 128 random bits in hex, unguessable and bound to that upload alone.
+/// 2. After a drop, `HEAD` on the location answers `204` with `Upload-Offset`: the bytes the server has. It also cuts
+///    off the request that was still sending, so that the offset stays put.
+/// 3. `PATCH` on the location from that offset sends the rest; its answer is the route's answer to the form. An append
+///    from another offset gets `409` with the right `Upload-Offset`, and the upload is kept. `DELETE` ends the upload.
+///
+/// The upload's state lives in this process: behind a load balancer, route `resourcePrefix` paths to the server that
+/// announced them (sticky routing by path). After a restart every location answers `404`, and the client starts
+/// over; the spooler's sweep (`removeStaleFiles`, `S3Store.abortStaleUploads`) removes what the old process left.
+/// An upload that no request feeds for ``Configuration/window`` fails as abandoned: its route ends with
+/// ``StreamingMultipart/MultipartError/Code/timedOut``, which removes its files and aborts its object-storage upload.
+public final class ResumableUploads: @unchecked Sendable {
+    /// What is offered and how long it waits.
+    public struct Configuration: Sendable, Hashable {
+        /// How long an upload whose connection dropped waits for the client to resume. Default 5 minutes.
+        public var window: Duration
+        /// The most uploads offered resumption at once: past it, a new upload goes as a plain request. Default
+        /// 10,000.
+        public var maxUploads: Int
+        /// The request paths (without the query) whose uploads are offered resumption; nil for every `POST` and
+        /// `PUT`.
+        public var paths: Set<String>?
+        /// How far a sending request may run ahead of the route reading it, in bytes, per upload. Default 512 KiB.
+        public var bufferBytes: Int
+
+        public init(
+            window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil,
+            bufferBytes: Int = 512 * 1024
+        ) {
+            self.window = window
+            self.maxUploads = max(0, maxUploads)
+            self.paths = paths
+            self.bufferBytes = max(1, bufferBytes)
+        }
+    }
+
+    /// Where the upload resources live: `/resumable_upload/` and the upload's token.
+    public static let resourcePrefix = "/resumable_upload/"
+
+    /// The request field that carries an announced upload's token from the pipeline to the route's responder.
+    /// Removed from every request that arrives, so that no client can name another's upload with it.
+    package static let tokenField = "StreamingMultipart-Resumable-Upload"
+
+    public let configuration: Configuration
+
+    private let lock = NSLock()
+    private var uploads: [String: Upload] = [:]  // guarded by `lock`
+
+    public init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The uploads announced and not over.
+    public var count: Int { lock.withLock { uploads.count } }
+
+    // MARK: The pipeline
+
+    /// A creation request the pipeline offered resumption to.
+    package struct Announcement {
+        package let token: String
+        /// `104 Upload Resumption Supported` with the upload's location.
+        package let head: HTTPResponseHead
+    }
+
+    /// Offers resumption to `head` when it asks for it (an HTTP/1.1 `POST` or `PUT` of a spoken interop version
+    /// that completes the upload, on one of ``Configuration/paths``) and there is room: registers the upload and
+    /// returns its `104`.
+    package func announce(_ head: HTTPRequestHead) -> Announcement? {
+        guard head.version.major == 1, head.version.minor >= 1, head.method == .POST || head.method == .PUT,
+            let version = head.headers.first(name: "Upload-Draft-Interop-Version"),
+            ResumableUpload.serverVersions.contains(version),
+            ResumableUpload.completes(version: version, field: { head.headers.first(name: $0) }) == true,
+            head.headers.first(name: "Upload-Offset").map({ ResumableUpload.offset($0) == 0 }) ?? true
+        else { return nil }
+        let path = String(head.uri.prefix { $0 != "?" })
+        guard !path.hasPrefix(Self.resourcePrefix), configuration.paths?.contains(path) ?? true else { return nil }
+        let length = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        let token = Self.makeToken()
+        let upload = Upload(
+            token: token, version: version, length: length,
+            body: ResumableBody(window: configuration.window, bufferBytes: configuration.bufferBytes))
+        let added: Bool = lock.withLock {
+            guard uploads.count < configuration.maxUploads else { return false }
+            uploads[token] = upload
+            return true
+        }
+        guard added else { return nil }
+        var answer = HTTPResponseHead(
+            version: .http1_1, status: .custom(code: 104, reasonPhrase: "Upload Resumption Supported"))
+        answer.headers.add(name: "Upload-Draft-Interop-Version", value: version)
+        answer.headers.add(name: "Location", value: Self.resourcePrefix + token)
+        return Announcement(token: token, head: answer)
+    }
+
+    /// The request of an announced upload ended without a responder taking it (the server refused it before its
+    /// route ran, or the connection closed first): forgets the upload.
+    package func release(unclaimed token: String) {
+        lock.withLock {
+            if let upload = uploads[token], !upload.claimed { uploads[token] = nil }
+        }
+    }
+
+    // MARK: The responder
+
+    /// The upload announced to the request carrying `token` in ``tokenField``, for its responder to run; nil when
+    /// there is none or it was taken already.
+    package func claim(_ token: String) -> Upload? {
+        lock.withLock {
+            guard let upload = uploads[token], !upload.claimed else { return nil }
+            upload.claimed = true
+            return upload
+        }
+    }
+
+    /// The upload whose resource is `path` (``resourcePrefix`` and a token, without a query); nil for another path
+    /// or an upload that is over or unknown.
+    package func upload(at path: String) -> Upload? {
+        guard path.hasPrefix(Self.resourcePrefix) else { return nil }
+        let token = String(path.dropFirst(Self.resourcePrefix.count))
+        return lock.withLock { uploads[token] }
+    }
+
+    /// Whether `path` names an upload resource (known or not).
+    package static func isResource(_ path: String) -> Bool { path.hasPrefix(resourcePrefix) }
+
+    /// The upload's route answered: its location answers `404` from now on.
+    package func remove(_ upload: Upload) {
+        lock.withLock {
+            if uploads[upload.token] === upload { uploads[upload.token] = nil }
+        }
+    }
+
+    /// Ends every upload (the server shutting down): their routes end with ``StreamingMultipart/MultipartError/Code/cancelled``.
+    public func cancelAll() {
+        let all = lock.withLock { Array(uploads.values) }
+        for upload in all { upload.body.cancel() }
+    }
+
+    /// 128 random bits in hex.
+    private static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}
+
+extension ResumableUploads {
+    /// One announced upload: its body, and where its route's answer goes.
+    package final class Upload: @unchecked Sendable {
+        package let token: String
+        /// The client's interop version, which every answer echoes.
+        package let version: String
+        /// The creation request's `Content-Length`: the whole body's, when it had one.
+        package let length: Int64?
+        package let body: ResumableBody
+
+        /// Whether a responder took the upload. Guarded by the registry's lock.
+        fileprivate var claimed = false
+        private let lock = NSLock()
+        /// The route's answer and the request it belongs to, once the route answered.
+        private var answer: (segment: Int?, parts: any Sendable)?  // guarded by `lock`
+        private var waiters: [(segment: Int, wait: CheckedContinuation<(any Sendable)?, Never>)] = []  // `lock`
+
+        init(token: String, version: String, length: Int64?, body: ResumableBody) {
+            self.token = token
+            self.version = version
+            self.length = length
+            self.body = body
+        }
+
+        /// The route answered with `parts` (the transport's own), for request `segment` (nil: for no request, the
+        /// upload having failed while none fed it). Each request waiting in ``answer(for:)`` learns whether it is
+        /// the one.
+        package func answered(with parts: any Sendable, for segment: Int?) {
+            let waiting = lock.withLock {
+                answer = (segment, parts)
+                defer { waiters = [] }
+                return waiters
+            }
+            for waiter in waiting { waiter.wait.resume(returning: waiter.segment == segment ? parts : nil) }
+        }
+
+        /// Waits for the route's answer; returns it when it belongs to request `segment`, else nil.
+        package func answer(for segment: Int) async -> (any Sendable)? {
+            await withCheckedContinuation { wait in
+                lock.withLock {
+                    if let answer {
+                        wait.resume(returning: answer.segment == segment ? answer.parts : nil)
+                    } else {
+                        waiters.append((segment, wait))
+                    }
+                }
+            }
+        }
+
+        /// The fields every answer about the upload carries: the interop version, the offset, and whether it is
+        /// complete.
+        package func stateFields() -> [(String, String)] {
+            [
+                ("Upload-Draft-Interop-Version", version), ("Upload-Offset", String(body.offset)),
+                ResumableUpload.completeField(body.isComplete, version: version),
+            ]
+        }
+    }
+}
