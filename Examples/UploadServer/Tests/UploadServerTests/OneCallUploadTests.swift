@@ -14,13 +14,13 @@ import FoundationNetworking
 final class Front: @unchecked Sendable {
     let process = Process()
     let input = Pipe()
+    let output = Pipe()
     let port: Int
 
     init(before server: RunningServer, actions: [String]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tests/Peers/front.py")
-        let output = Pipe()
         process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
         process.arguments = [script.path, String(server.port), actions.joined(separator: ",")]
         process.standardInput = input
@@ -33,6 +33,16 @@ final class Front: @unchecked Sendable {
     func stop() {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
+    }
+
+    /// Stops the front and returns the bytes clients sent through it, on every connection it forwarded.
+    func stopCountingClientBytes() -> Int? {
+        try? input.fileHandleForWriting.close()
+        let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return rest.split(separator: "\n").last { $0.hasPrefix("client bytes ") }.flatMap {
+            Int($0.dropFirst("client bytes ".count))
+        }
     }
 }
 
