@@ -3,7 +3,7 @@
 127.0.0.1, each scenario printing one JSON line of what happened. Raw sockets, so that a client can drop, lie about
 its offset and guess as a real one might.
 
-    python3 resumable_clients.py PORT SCENARIO [--size BYTES]
+    python3 resumable_clients.py PORT SCENARIO [--size BYTES] [--version 3|5|6]
 
 Scenarios (the form is a caption and one file of --size random bytes):
   abandon  sends half the form, reads the 104, and resets the connection: reports the upload's location.
@@ -26,6 +26,13 @@ import time
 
 BOUNDARY = "resumableclientboundary"
 TOKEN_FIELD = "StreamingMultipart-Resumable-Upload"
+VERSION = "6"  # the interop version spoken: 3 says Upload-Incomplete where 5 and 6 say Upload-Complete
+
+
+def complete_field(complete=True):
+    if VERSION == "3":
+        return "Upload-Incomplete", "?0" if complete else "?1"
+    return "Upload-Complete", "?1" if complete else "?0"
 
 
 def form(size):
@@ -78,7 +85,8 @@ def create(port, body, sent, extra=""):
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {len(body)}\r\n"
-                  f"Upload-Draft-Interop-Version: 6\r\nUpload-Complete: ?1\r\n{extra}\r\n").encode())
+                  f"Upload-Draft-Interop-Version: {VERSION}\r\n{': '.join(complete_field())}\r\n{extra}\r\n")
+                 .encode())
     status, fields, _ = read_head(sock)
     if status != 104:
         raise RuntimeError(f"no 104 but {status}")
@@ -91,7 +99,7 @@ def create(port, body, sent, extra=""):
 def request(port, method, path, fields=(), body=b"", pace=None):
     """One request on a new connection: (status, fields, body). `pace` sends the body that many bytes a second."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: 6\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {VERSION}\r\n"
     head += "".join(f"{name}: {value}\r\n" for name, value in fields)
     if method != "HEAD":
         head += f"Content-Length: {len(body)}\r\n"
@@ -124,7 +132,9 @@ def offset(port, location):
 
 
 def append(port, location, start, body, pace=None):
-    fields = [("Upload-Offset", start), ("Upload-Complete", "?1"), ("Content-Type", "application/partial-upload")]
+    fields = [("Upload-Offset", start), complete_field()]
+    if VERSION == "6":
+        fields.append(("Content-Type", "application/partial-upload"))
     return request(port, "PATCH", location, fields, body[start:], pace)
 
 
@@ -140,7 +150,10 @@ def main():
     parser.add_argument("port", type=int)
     parser.add_argument("scenario")
     parser.add_argument("--size", type=int, default=3 << 20)
+    parser.add_argument("--version", choices=["3", "5", "6"], default="6")
     arguments = parser.parse_args()
+    global VERSION
+    VERSION = arguments.version
     port, size = arguments.port, arguments.size
     body, sha = form(size)
     report = {"sha256": sha}
@@ -152,7 +165,7 @@ def main():
         stale, fields, _ = append(port, location, max(0, report["offset"] - 1000), body)
         report["stale"], report["conflictOffset"] = stale, int(fields.get("upload-offset", "-1"))
         report["append"], fields, text = append(port, location, report["offset"], body)
-        report["answerSha256"], report["complete"] = answer_sha(text), fields.get("upload-complete")
+        report["answerSha256"], report["complete"] = answer_sha(text), fields.get(complete_field()[0].lower())
     elif arguments.scenario == "guess":
         location = create(port, body, len(body) // 2)
         prefix = location.rsplit("/", 1)[0] + "/"

@@ -4,8 +4,8 @@ import NIOHTTP1
 /// The guards every HTTP/1 upload server needs on each connection, for any server built on NIO's HTTP/1 codec:
 /// what a hostile client does before a request reaches a handler, the handlers cannot stop.
 ///
-/// ``NIOCore/ChannelPipeline/SynchronousOperations/configureGuardedHTTPServerPipeline(guards:)`` installs them with
-/// NIO's HTTP/1 server codec, in this order:
+/// ``NIOCore/ChannelPipeline/SynchronousOperations/configureGuardedHTTPServerPipeline(guards:resumableUploads:)``
+/// installs them with NIO's HTTP/1 server codec, in this order:
 ///
 /// ```
 /// socket ⇄ (past the connection limit: a 503, and nothing read) ⇄ HTTP/1 codec ⇄ write timeout
