@@ -42,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),  // tests only: the interop tests
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),  // trait Hummingbird
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),  // trait Hummingbird
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),  // trait Hummingbird
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),  // trait Vapor
     ],
     targets: [
@@ -107,6 +108,9 @@ let package = Package(
                 "StreamingMultipart", "StreamingMultipartNIO",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: .when(traits: ["Hummingbird"])),
                 .product(
                     name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
             ],

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdCore
 import NIOCore
 import NIOHTTPTypes
+import ServiceLifecycle
 import StreamingMultipart
 import StreamingMultipartNIO
 
@@ -45,11 +46,18 @@ extension ResumableUploads {
         let segment = try upload.body.attach(from: 0)
         // Its end, or the drop that makes the upload wait for the client, is the body's to tell the route. Awaited
         // below, after the answer: a route may answer before the client has sent everything (a limit).
-        let feeding = Task { try? await upload.body.feed(segment, request.body, completes: true) }
+        let feeding = Task {
+            try? await upload.body.feed(segment, request.body, completes: true) { channel.close(promise: nil) }
+        }
         let (relay, answer) = NIOAsyncChannelOutboundWriter<HTTPResponsePart>.makeTestingWriter()
         let routeError: (any Error)?
         do {
-            try await responder(routed, ResponseWriter(outbound: relay), channel)
+            // A graceful shutdown ends a paused upload at once, not after its window.
+            try await withGracefulShutdownHandler {
+                try await responder(routed, ResponseWriter(outbound: relay), channel)
+            } onGracefulShutdown: {
+                upload.body.shutDown()
+            }
             routeError = nil
         } catch {
             routeError = error
@@ -93,7 +101,7 @@ extension ResumableUploads {
             upload.body.cancel()
             try await writer.writeResponse(Self.answer(.noContent, [("Upload-Draft-Interop-Version", version)]))
         case .patch:
-            try await append(request, to: upload, version: version, writer: writer)
+            try await append(request, to: upload, version: version, writer: writer, channel: channel)
         default:
             try await writer.writeResponse(
                 Self.answer(
@@ -103,9 +111,9 @@ extension ResumableUploads {
 
     /// An append: its bytes go into the upload's body from the offset it names; the answer is the route's when it
     /// completes the upload, else the new offset.
-    private func append(_ request: Request, to upload: Upload, version: String, writer: consuming ResponseWriter)
-        async throws
-    {
+    private func append(
+        _ request: Request, to upload: Upload, version: String, writer: consuming ResponseWriter, channel: any Channel
+    ) async throws {
         let header = { (name: String) in HTTPField.Name(name).flatMap { request.headers[$0] } }
         guard let offset = ResumableUpload.offset(request.headers[.uploadOffset]) else {
             return try await Self.refuse("an append needs Upload-Offset", upload, writer: writer)
@@ -132,7 +140,7 @@ extension ResumableUploads {
             return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
         }
         do {
-            try await upload.body.feed(segment, request.body, completes: completes)
+            try await upload.body.feed(segment, request.body, completes: completes) { channel.close(promise: nil) }
         } catch ResumableBody.Refusal.superseded {
             return try await writer.writeResponse(
                 Self.answer(.conflict, upload.stateFields() + [("Connection", "close")]))
@@ -192,11 +200,12 @@ extension ResumableUploads {
 }
 
 extension ResumableUploads.Upload {
-    /// `parts` with the upload's state on its final head (the interop version, the offset, `Upload-Complete`).
+    /// `parts` with the upload's state on its final head (the interop version, the offset, and that it is
+    /// complete: the route's answer ends the upload, whether or not it read the body's last bytes).
     fileprivate func marked(_ parts: [HTTPResponsePart]) -> [HTTPResponsePart] {
         parts.map { part in
             guard case .head(var head) = part, head.status.kind != .informational else { return part }
-            for (name, value) in stateFields() {
+            for (name, value) in stateFields(complete: true) {
                 if let name = HTTPField.Name(name) { head.headerFields[name] = value }
             }
             return .head(head)

@@ -1,4 +1,5 @@
 import Foundation
+import MultipartTestSupport
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartNIO
@@ -85,7 +86,15 @@ import Testing
         let reading = readAll(body)
         let (old, oldFeed) = request()
         oldFeed.yield(ByteBuffer(string: "hello "))
-        let oldRequest = Task { try await body.append(from: 0, old, completes: true) }
+        let cutOff = Locked(false)
+        // A server closes the old request's connection: its body ends, and the reader's wait on it with it.
+        let oldRequest = Task {
+            try await body.append(from: 0, old, completes: true) {
+                cutOff.set(true)
+                oldFeed.yield(ByteBuffer(string: "stale bytes"))
+                oldFeed.finish(throwing: Dropped())
+            }
+        }
         while body.offset < 6 { await Task.yield() }  // the reader takes it; no clock involved
 
         let (new, newFeed) = request()
@@ -93,8 +102,7 @@ import Testing
         newFeed.finish()
         let newRequest = Task { try await body.append(from: 6, new, completes: true) }
         try await newRequest.value
-        oldFeed.yield(ByteBuffer(string: "stale bytes"))
-        oldFeed.finish()
+        #expect(cutOff.get())
         await #expect(throws: ResumableBody.Refusal.superseded) { try await oldRequest.value }
         #expect(try await reading.value == "hello world")
     }
@@ -106,11 +114,14 @@ import Testing
         let reading = readAll(body)
         let (old, oldFeed) = request()
         oldFeed.yield(ByteBuffer(string: "hello "))
-        let oldRequest = Task { try await body.append(from: 0, old, completes: true) }
+        let oldRequest = Task {
+            try await body.append(from: 0, old, completes: true) {
+                oldFeed.yield(ByteBuffer(string: "late"))
+                oldFeed.finish()
+            }
+        }
         while body.offset < 6 { await Task.yield() }
         body.takeOver()
-        oldFeed.yield(ByteBuffer(string: "late"))
-        oldFeed.finish()
         await #expect(throws: ResumableBody.Refusal.superseded) { try await oldRequest.value }
         #expect(body.offset == 6 && !body.isOver)
         let (new, newFeed) = request()
@@ -123,7 +134,7 @@ import Testing
     /// A reader that stops (its route answered an error) ends the upload for its senders; `cancel()` fails the
     /// reader.
     @Test func aReaderThatStopsOrACancelEndsTheUpload() async throws {
-        let body = ResumableBody(window: .seconds(60), bufferBytes: 1)  // each chunk waits for the reader
+        let body = ResumableBody(window: .seconds(60))
         let firstChunk = Task {
             var iterator = body.makeAsyncIterator()
             return try await iterator.next().map { String(buffer: $0) }
@@ -159,27 +170,27 @@ import Testing
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    func spooler(_ folder: URL) -> MultipartSpooler {
+    /// Spools `body` into `folder` under a tight body timeout (20 KB/s over 50 ms windows: a pause of 300 ms
+    /// without bytes would break it six times over); the task's value is the caption and the file's size.
+    func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
         var limits = MultipartSpooler.Limits()
-        // 1 KB each 50 ms window: a pause of 300 ms without bytes would break it six times over.
         limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .milliseconds(50))
-        return MultipartSpooler(directory: folder.path, limits: limits)
+        let spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
+        return Task {
+            try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
+                form in (form.fields.first?.value, form.files.first?.byteCount)
+            }
+        }
     }
 
     /// The creation request drops halfway; the append comes 300 ms later: the spool does not time out, and the form
     /// is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
         let (first, second) = halves()
         let body = ResumableBody(window: .seconds(60))
-        let spooler = spooler(folder)
-        let spooling = Task {
-            try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
-                form in (form.fields.first?.value, form.files.first?.byteCount)
-            }
-        }
+        let spooling = spool(body, into: folder)
         let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         creationFeed.yield(first)
         creationFeed.finish(throwing: ResumableBodyTests.Dropped())
@@ -190,24 +201,22 @@ import Testing
         let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         appendFeed.yield(second)
         appendFeed.finish()
-        try await body.append(from: Int64(first.readableBytes), append, completes: true)
+        do {
+            try await body.append(from: Int64(first.readableBytes), append, completes: true)
+        } catch ResumableBody.Refusal.ended {
+            // The spool stops at the close delimiter, before the request's end: the reader went away, its work done.
+        }
         let (caption, size) = try await spooling.value
         #expect(caption == "hello" && size == 65_536)
     }
 
     /// A request that stays attached and sends nothing is a slow client: the body timeout cuts it.
     @Test func anAttachedRequestThatStallsIsStillCut() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
         let (first, _) = halves()
         let body = ResumableBody(window: .seconds(60))
-        let spooler = spooler(folder)
-        let spooling = Task {
-            try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
-                _ in ()
-            }
-        }
+        let spooling = spool(body, into: folder)
         let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         creationFeed.yield(first)
         let feeding = Task { try await body.append(from: 0, creation, completes: true) }
@@ -215,5 +224,32 @@ import Testing
         #expect(error?.code == .timedOut)
         creationFeed.finish()
         await #expect(throws: ResumableBody.Refusal.ended) { try await feeding.value }
+    }
+}
+
+extension ResumableBodyTests {
+    /// A server shutting down fails a paused upload at once, and one being fed when its request drops.
+    @Test func aShutdownEndsPausedUploadsAtOnce() async throws {
+        let paused = ResumableBody(window: .seconds(600))
+        let pausedReading = readAll(paused)
+        let (first, firstFeed) = request()
+        firstFeed.yield(ByteBuffer(string: "some"))
+        firstFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await paused.append(from: 0, first, completes: true) }
+        paused.shutDown()
+        let error = await #expect(throws: MultipartError.self) { try await pausedReading.value }
+        #expect(error?.code == .cancelled && error?.message.contains("shut down") == true)
+
+        let feeding = ResumableBody(window: .seconds(600))
+        let feedingReading = readAll(feeding)
+        let (second, secondFeed) = request()
+        secondFeed.yield(ByteBuffer(string: "more"))
+        let sending = Task { try await feeding.append(from: 0, second, completes: true) }
+        while feeding.offset < 4 { await Task.yield() }
+        feeding.shutDown()
+        #expect(!feeding.isOver, "a request that is still sending may finish")
+        secondFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await sending.value }
+        await #expect(throws: MultipartError.self) { try await feedingReading.value }
     }
 }

@@ -7,10 +7,10 @@ import StreamingMultipart
 /// the spooler and the store read it once, so nothing is parsed, hashed or stored twice, and limits count the form's
 /// bytes once however often it resumed.
 ///
-/// A request feeds it (``attach(from:)``, then ``feed(_:_:completes:)``); its reader pulls. Between them sits a
-/// queue of at most ``bufferBytes`` (plus one chunk): the sender runs that far ahead of the reader and then waits, so
-/// backpressure reaches its socket and the two tasks do not hand over every chunk one by one. ``offset`` counts the
-/// bytes the body took, queued or read: the `Upload-Offset` the server answers.
+/// A request attaches (``attach(from:)``) and hands over its body (``feed(_:_:completes:onSupersede:)``); the reader
+/// pulls that body itself, in its own task, so a chunk costs what it costs without resumption (no hand-over between
+/// tasks), and backpressure reaches the sending socket as before. The request waits until its body is read to its
+/// end, or it is cut off. ``offset`` counts the bytes the reader took: the `Upload-Offset` the server answers.
 ///
 /// States, one lock:
 ///
@@ -23,6 +23,9 @@ import StreamingMultipart
 /// | the request's bytes end otherwise, or it fails | waiting, the window starts | | |
 /// | the window passes | | failed: abandoned | |
 /// | ``cancel()`` or the reader goes away | failed | failed | |
+///
+/// A request cut off while the reader waits on its body is told through its `onSupersede` (the server closes its
+/// connection), so that the reader's wait ends; a chunk that comes from it after that is dropped, never counted.
 ///
 /// While the body waits for a request, its reader's body timeout (the spooler's ``MultipartBodyTimeout``) does not
 /// count the rate: the client is reconnecting, and the window bounds that wait instead. A deadline still counts.
@@ -49,33 +52,28 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
 
     /// How long the body waits for the client to resume before it fails as abandoned.
     package let window: Duration
-    /// How far a sender may run ahead of the reader, in bytes.
-    package let bufferBytes: Int
 
     private let lock = NSLock()
     private var phase = Phase.waiting  // guarded by `lock`
     private var received: Int64 = 0  // guarded by `lock`
     private var segments = 0  // guarded by `lock`
-    private var queue = CircularBuffer<ByteBuffer>()  // guarded by `lock`
-    private var queued = 0  // guarded by `lock`
-    /// The sender's wait for room in the queue.
-    private var sender: (segment: Int, wait: CheckedContinuation<Void, any Error>)?  // guarded by `lock`
-    /// The reader's wait for a chunk, with its body timeout, and whether that timeout is paused for it.
-    private var reader: CheckedContinuation<ByteBuffer?, any Error>?  // guarded by `lock`
+    /// The attached request's body, once it handed it over.
+    private var source: Source?  // guarded by `lock`
+    /// The reader's wait for a request, with its body timeout, and whether that timeout is paused for it.
+    private var reader: CheckedContinuation<Void, any Error>?  // guarded by `lock`
     private var readerWatchdog: BodyWatchdog?  // guarded by `lock`
     private var readerPaused = false  // guarded by `lock`
     private var timer: Task<Void, Never>?  // guarded by `lock`
+    /// Set when the server shuts down: the body fails instead of waiting.
+    private var closing: MultipartError?  // guarded by `lock`
 
-    /// - Parameters:
-    ///   - window: how long a paused upload waits for the client (default 5 minutes): then the reader's next chunk
-    ///     fails with ``StreamingMultipart/MultipartError/Code/timedOut``.
-    ///   - bufferBytes: how far a sender may run ahead of the reader (default 512 KiB).
-    package init(window: Duration = .seconds(300), bufferBytes: Int = 512 * 1024) {
+    /// - Parameter window: how long a paused upload waits for the client (default 5 minutes): then the reader's next
+    ///   chunk fails with ``StreamingMultipart/MultipartError/Code/timedOut``.
+    package init(window: Duration = .seconds(300)) {
         self.window = window
-        self.bufferBytes = Swift.max(1, bufferBytes)
     }
 
-    /// The bytes the body has taken: where the next append must start.
+    /// The bytes the reader has taken: where the next append must start.
     package var offset: Int64 { lock.withLock { received } }
 
     /// Whether the body has ended, whole (its last request completed it) or not.
@@ -112,11 +110,11 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     // MARK: Requests
 
     /// Feeds the body from `offset` with `chunks`, a request's body: ``attach(from:)`` then
-    /// ``feed(_:_:completes:)``.
-    package func append<Chunks: AsyncSequence>(
-        from offset: Int64, _ chunks: Chunks, completes: Bool
+    /// ``feed(_:_:completes:onSupersede:)``.
+    package func append<Chunks: AsyncSequence & Sendable>(
+        from offset: Int64, _ chunks: Chunks, completes: Bool, onSupersede: @escaping @Sendable () -> Void = {}
     ) async throws where Chunks.Element == ByteBuffer {
-        try await feed(try attach(from: offset), chunks, completes: completes)
+        try await feed(try attach(from: offset), chunks, completes: completes, onSupersede: onSupersede)
     }
 
     /// Makes a request starting at `offset` the one that feeds the body (a request feeding it now is cut off) and
@@ -130,7 +128,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
             case .feeding, .waiting: break
             }
             guard offset == received else { throw Refusal.conflict(offset: received) }
-            cutOffSender()
+            cutOff()
             segments += 1
             phase = .feeding(segment: segments)
             timer?.cancel()
@@ -139,32 +137,25 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
     }
 
-    /// Feeds the body with `chunks` as request `segment` until they end. Returns when they are all taken.
+    /// Hands request `segment`'s body, `chunks`, to the reader, and waits until the reader has read it to its end.
     ///
-    /// - Parameter completes: whether the request's end is the upload's end (`Upload-Complete: ?1`); otherwise the
-    ///   body waits for the next append.
-    /// - Throws: a ``Refusal``; the request's own error (its connection dropped): the body then waits for the client
+    /// - Parameters:
+    ///   - completes: whether the request's end is the upload's end (`Upload-Complete: ?1`); otherwise the body
+    ///     waits for the next append.
+    ///   - onSupersede: called when the request is cut off (a newer append, ``takeOver()``) while the reader may be
+    ///     waiting on `chunks`: it must end that wait (a server closes the request's connection).
+    /// - Throws: a ``Refusal``; the error `chunks` threw (the connection dropped): the body then waits for the client
     ///   to resume, within ``window``.
-    package func feed<Chunks: AsyncSequence>(
-        _ segment: Int, _ chunks: Chunks, completes: Bool
+    package func feed<Chunks: AsyncSequence & Sendable>(
+        _ segment: Int, _ chunks: Chunks, completes: Bool, onSupersede: @escaping @Sendable () -> Void = {}
     ) async throws where Chunks.Element == ByteBuffer {
-        do {
-            for try await chunk in chunks where chunk.readableBytes > 0 {
-                if try deliver(chunk, from: segment) { try await waitForRoom(segment) }
-            }
-        } catch let refusal as Refusal {
-            throw refusal
-        } catch {
-            detach(segment)
-            throw error
-        }
-        try lock.withLock {
-            guard case .feeding(segment) = phase else { throw phaseRefusal() }
-            if completes {
-                phase = .finished(segment: segment)
-                if queue.isEmpty { wakeReader(with: .success(nil)) }
-            } else {
-                wait()
+        let source = Source(segment: segment, chunks, completes: completes, onSupersede: onSupersede)
+        try await withCheckedThrowingContinuation { (wait: CheckedContinuation<Void, any Error>) in
+            lock.withLock {
+                guard case .feeding(segment) = phase else { return wait.resume(throwing: phaseRefusal()) }
+                source.wait = wait
+                self.source = source
+                wakeReader(with: .success(()))
             }
         }
     }
@@ -174,7 +165,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     package func takeOver() {
         lock.withLock {
             guard case .feeding = phase else { return }
-            cutOffSender()
+            cutOff()
             wait()
         }
     }
@@ -185,36 +176,19 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         fail(MultipartError(code: .cancelled, message: "the upload was cancelled before its end"))
     }
 
+    /// The server is shutting down: a paused upload fails now, one being fed when its request ends without
+    /// completing it, so that no upload holds the shutdown for its window.
+    package func shutDown() {
+        let error = MultipartError(code: .cancelled, message: "the server shut down before the upload's end")
+        lock.withLock {
+            closing = error
+            if case .waiting = phase { failLocked(error) }
+        }
+    }
+
     /// The reader will read no more (its route answered, or failed): appends are refused from now on.
     package func readerWentAway() {
         fail(MultipartError(code: .cancelled, message: "the upload's reader stopped before its end"))
-    }
-
-    /// Takes `chunk` from request `segment`: to the waiting reader, or into the queue. Returns whether the queue is
-    /// now full, so the sender must wait for room.
-    private func deliver(_ chunk: ByteBuffer, from segment: Int) throws -> Bool {
-        try lock.withLock {
-            guard case .feeding(segment) = phase else { throw phaseRefusal() }
-            received += Int64(chunk.readableBytes)
-            if reader != nil {
-                wakeReader(with: .success(chunk))
-                return false
-            }
-            queue.append(chunk)
-            queued += chunk.readableBytes
-            return queued >= bufferBytes
-        }
-    }
-
-    /// Waits until the reader has taken the queue down to half of ``bufferBytes``.
-    private func waitForRoom(_ segment: Int) async throws {
-        try await withCheckedThrowingContinuation { (wait: CheckedContinuation<Void, any Error>) in
-            lock.withLock {
-                guard case .feeding(segment) = phase else { return wait.resume(throwing: phaseRefusal()) }
-                if queued <= bufferBytes / 2 { return wait.resume() }
-                sender = (segment, wait)
-            }
-        }
     }
 
     /// The refusal for a request that no longer feeds the body: a later request or ``takeOver()`` cut it off, or
@@ -224,26 +198,32 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         return .superseded
     }
 
-    /// The request that fed the body is cut off: its wait for room ends. Under `lock`.
-    private func cutOffSender() {
-        if let sender {
-            self.sender = nil
-            sender.wait.resume(throwing: Refusal.superseded)
-        }
+    /// The request feeding the body is cut off: its connection is told, and its wait ends. Under `lock`.
+    private func cutOff() {
+        guard let source else { return }
+        self.source = nil
+        source.onSupersede()
+        release(source, .failure(Refusal.superseded))
     }
 
-    /// The request of `segment` failed: the upload waits for the next.
-    private func detach(_ segment: Int) {
-        lock.withLock {
-            guard case .feeding(segment) = phase else { return }
-            wait()
+    /// Ends `source`'s request's wait with `result`, once the reader is not inside its body: a request whose handler
+    /// returned may have its body read by its connection again (Hummingbird drains it), and a stream of NIO's takes
+    /// one reader at a time. Under `lock`.
+    private func release(_ source: Source, _ result: Result<Void, any Error>) {
+        if source.inUse {
+            if source.outcome == nil { source.outcome = result }
+        } else {
+            source.wait?.resume(with: result)
+            source.wait = nil
         }
     }
 
     /// No request feeds the body: the window starts, and a reader already waiting stops counting the rate. Under
     /// `lock`.
     private func wait() {
+        if let closing { return failLocked(closing) }
         phase = .waiting
+        source = nil
         if reader != nil { pauseReader() }
         timer?.cancel()
         let window = window
@@ -284,36 +264,110 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
         timer?.cancel()
         timer = nil
-        queue.removeAll()
-        queued = 0
-        wakeReader(with: .failure(error))
-        if let sender {
-            self.sender = nil
-            sender.wait.resume(throwing: Refusal.ended)
+        if let source {
+            self.source = nil
+            release(source, .failure(Refusal.ended))
         }
+        wakeReader(with: .failure(error))
     }
 
     // MARK: The reader
 
-    /// The next chunk, nil at the end; waits while the upload is paused. Cancelling the reading task ends a wait
-    /// with `CancellationError` (the spooler's body timeout cancels it).
+    /// What the reader does next.
+    private enum Step {
+        case read(Source)
+        case end
+        case park
+    }
+
+    /// The next chunk, nil at the end: read from the attached request's body, in this task; waits while no request
+    /// feeds the body. Cancelling the reading task ends a wait with `CancellationError` (the spooler's body timeout
+    /// cancels it).
     func next() async throws -> ByteBuffer? {
         let watchdog = BodyWatchdog.reading
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<ByteBuffer?, any Error>) in
+        while true {
+            switch try lock.withLock({ try step() }) {
+            case .end:
+                return nil
+            case .park:
+                try await park(watchdog)
+            case .read(let source):
+                let result: Result<ByteBuffer?, any Error>
+                do {
+                    result = .success(try await source.next())
+                } catch {
+                    result = .failure(error)
+                }
+                if Task.isCancelled {
+                    // The reader's own task was cancelled (the route is cut): what the pull gave, an end among them,
+                    // is not the request's, which still feeds the body when the route answers.
+                    lock.withLock { left(source) }
+                    throw CancellationError()
+                }
+                if let chunk = try lock.withLock({ try took(result, from: source) }) { return chunk }
+            }
+        }
+    }
+
+    /// What to do now. Under `lock`.
+    private func step() throws -> Step {
+        switch phase {
+        case .finished: return .end
+        case .failed(let error, _): throw error
+        case .feeding, .waiting:
+            guard let source else { return .park }
+            source.inUse = true
+            return .read(source)
+        }
+    }
+
+    /// Handles what `source` gave: returns a chunk to hand on, or nil to look again (the chunk of a request cut off
+    /// meanwhile, an empty one, the end of a request's body: then the body has finished, or waits). Under `lock`.
+    private func took(_ result: Result<ByteBuffer?, any Error>, from source: Source) throws -> ByteBuffer? {
+        left(source)
+        guard case .feeding(source.segment) = phase, self.source === source else {
+            if case .failed(let error, _) = phase { throw error }
+            return nil  // cut off: what it sent is not the upload's
+        }
+        switch result {
+        case .success(.some(let chunk)):
+            received += Int64(chunk.readableBytes)
+            return chunk.readableBytes > 0 ? chunk : nil
+        case .success(.none):
+            self.source = nil
+            if source.completes {
+                phase = .finished(segment: source.segment)
+            } else {
+                wait()
+            }
+            release(source, .success(()))
+            return nil
+        case .failure(let error):
+            self.source = nil
+            wait()
+            release(source, .failure(error))
+            return nil
+        }
+    }
+
+    /// The reader is out of `source`'s `next()`: a wait that ended meanwhile (the request was cut off, the upload
+    /// failed) is let go now. Under `lock`.
+    private func left(_ source: Source) {
+        source.inUse = false
+        if let outcome = source.outcome {
+            source.outcome = nil
+            release(source, outcome)
+        }
+    }
+
+    /// Waits for a request to feed the body (or for it to end); the body timeout is paused while none is attached.
+    private func park(_ watchdog: BodyWatchdog?) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<Void, any Error>) in
                 lock.withLock {
-                    if let chunk = queue.popFirst() {
-                        queued -= chunk.readableBytes
-                        if let sender, queued <= bufferBytes / 2 {
-                            self.sender = nil
-                            sender.wait.resume()
-                        }
-                        return reader.resume(returning: chunk)
-                    }
                     switch phase {
-                    case .finished: return reader.resume(returning: nil)
-                    case .failed(let error, _): return reader.resume(throwing: error)
-                    case .feeding, .waiting: break
+                    case .finished, .failed: return reader.resume()
+                    case .feeding, .waiting: if source != nil { return reader.resume() }
                     }
                     if Task.isCancelled { return reader.resume(throwing: CancellationError()) }
                     self.reader = reader
@@ -333,8 +387,8 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         readerWatchdog?.pause()
     }
 
-    /// Hands `result` to the waiting reader, if any, and lets its body timeout count again. Under `lock`.
-    private func wakeReader(with result: Result<ByteBuffer?, any Error>) {
+    /// Ends the reader's wait with `result`, if it waits, and lets its body timeout count again. Under `lock`.
+    private func wakeReader(with result: Result<Void, any Error>) {
         guard let reader else { return }
         self.reader = nil
         if readerPaused { readerWatchdog?.resume() }
@@ -359,5 +413,47 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         let body: ResumableBody
         init(_ body: ResumableBody) { self.body = body }
         deinit { body.readerWentAway() }
+    }
+
+    /// A request's body as the reader pulls it (its iterator is made, and used, by the reader's task alone), and
+    /// the request's wait for it to be read.
+    private final class Source: @unchecked Sendable {
+        let segment: Int
+        let completes: Bool
+        let onSupersede: @Sendable () -> Void
+        private let pull: () async throws -> ByteBuffer?
+        /// The request's wait. Guarded by the body's lock, as the three below.
+        var wait: CheckedContinuation<Void, any Error>?
+        /// Whether the reader is inside `next()`.
+        var inUse = false
+        /// How the request's wait ends, once the reader leaves `next()`.
+        var outcome: Result<Void, any Error>?
+
+        init<Chunks: AsyncSequence & Sendable>(
+            segment: Int, _ chunks: Chunks, completes: Bool, onSupersede: @escaping @Sendable () -> Void
+        ) where Chunks.Element == ByteBuffer {
+            self.segment = segment
+            self.completes = completes
+            self.onSupersede = onSupersede
+            let iterator = IteratorBox(chunks)
+            pull = { try await iterator.next() }
+        }
+
+        func next() async throws -> ByteBuffer? { try await pull() }
+    }
+
+    /// The iterator of a request's body, made at the first pull.
+    private final class IteratorBox<Chunks: AsyncSequence>: @unchecked Sendable where Chunks.Element == ByteBuffer {
+        private let chunks: Chunks
+        private var iterator: Chunks.AsyncIterator?
+
+        init(_ chunks: Chunks) { self.chunks = chunks }
+
+        func next() async throws -> ByteBuffer? {
+            var current = iterator ?? chunks.makeAsyncIterator()
+            let chunk = try await current.next()
+            iterator = current
+            return chunk
+        }
     }
 }

@@ -38,17 +38,11 @@ public final class ResumableUploads: @unchecked Sendable {
         /// The request paths (without the query) whose uploads are offered resumption; nil for every `POST` and
         /// `PUT`.
         public var paths: Set<String>?
-        /// How far a sending request may run ahead of the route reading it, in bytes, per upload. Default 512 KiB.
-        public var bufferBytes: Int
 
-        public init(
-            window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil,
-            bufferBytes: Int = 512 * 1024
-        ) {
+        public init(window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil) {
             self.window = window
             self.maxUploads = max(0, maxUploads)
             self.paths = paths
-            self.bufferBytes = max(1, bufferBytes)
         }
     }
 
@@ -96,7 +90,7 @@ public final class ResumableUploads: @unchecked Sendable {
         let token = Self.makeToken()
         let upload = Upload(
             token: token, version: version, length: length,
-            body: ResumableBody(window: configuration.window, bufferBytes: configuration.bufferBytes))
+            body: ResumableBody(window: configuration.window))
         let added: Bool = lock.withLock {
             guard uploads.count < configuration.maxUploads else { return false }
             uploads[token] = upload
@@ -214,11 +208,11 @@ extension ResumableUploads {
         }
 
         /// The fields every answer about the upload carries: the interop version, the offset, and whether it is
-        /// complete.
-        package func stateFields() -> [(String, String)] {
+        /// complete (`complete`, else whether its last request completed it).
+        package func stateFields(complete: Bool? = nil) -> [(String, String)] {
             [
                 ("Upload-Draft-Interop-Version", version), ("Upload-Offset", String(body.offset)),
-                ResumableUpload.completeField(body.isComplete, version: version),
+                ResumableUpload.completeField(complete ?? body.isComplete, version: version),
             ]
         }
     }

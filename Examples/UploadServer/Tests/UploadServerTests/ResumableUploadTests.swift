@@ -227,6 +227,26 @@ struct ResumableUploadTests {
         #expect(asked.text == "404")
     }
 
+    /// A server told to stop (SIGTERM) while an upload waits for its client ends that upload at once rather than
+    /// after its window (10 minutes here), and leaves nothing in its spool folder.
+    @Test func aServerThatStopsEndsItsPausedUploadsAtOnce() async throws {
+        let server = try await offPool { try RunningServer(arguments: ["--resume-window", "600"]) }
+        defer { server.stop() }
+        _ = try await scenario("abandon", on: server)
+        #expect(try server.spooledFiles().count == 1, "the file is spooled while the upload waits")
+        server.process.terminate()
+        let exited = try await offPool {
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                server.process.waitUntilExit()
+                done.signal()
+            }.start()
+            return done.wait(timeout: .now() + 60) == .success
+        }
+        #expect(exited, "the server was still running 60 s after SIGTERM")
+        #expect(try server.spooledFiles() == [])
+    }
+
     /// In S3 the abandoned upload's multipart upload is aborted, and nothing is in the bucket.
     @Test(.enabled(if: S3Endpoint.motoAvailable, "needs moto[server], boto3, requests and awscli (pip)"))
     func anAbandonedUploadLeavesNoOpenMultipartUploadInMoto() async throws {
