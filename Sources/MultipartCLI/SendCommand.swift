@@ -262,6 +262,11 @@ struct SendCommand: AsyncParsableCommand {
                     display.note(
                         "the connection dropped; resuming from byte \(from)\(whole) (attempt \(attempt) of \(of))")
                 }
+            case .startingOver:
+                transfer.update { $0.interimHeads = [] }
+                if !silent {
+                    display.note("the server no longer knows the upload (it may have restarted); sending it again")
+                }
             case .interimResponse(let interim):
                 let head = TransferReport.head(version: .http1_1, status: interim.status, headers: interim.headers)
                 transfer.update { $0.interimHeads.append(head) }

@@ -82,6 +82,9 @@ extension HTTPClient {
         /// The connection dropped after the server announced resumption: the upload sends the rest of the body from
         /// byte `from` (what the server has), resumption `attempt` of at most `of`.
         case resuming(from: Int64, attempt: Int, of: Int)
+        /// The server no longer knew the upload it had announced (it restarted, or the upload's window passed): the
+        /// body goes again from its start, once, whatever the retry policy.
+        case startingOver
     }
 
     /// The head of an interim answer (1xx), as the server sent it.

@@ -11,15 +11,17 @@ extension HTTPClient {
     /// stale) or another transient failure, up to `options.maxResumptions` times in all, on the one retry policy
     /// (`MultipartRetry`: 100 ms between tries, doubling to at most 5 s).
     ///
-    /// - Returns: the append's answer, the upload's; nil when the server no longer knows the upload (404, 410), still
-    ///   disagrees on the offset after the last try, or the body cannot be produced from an offset: the caller
-    ///   sends the whole body again, as a retry.
+    /// - Returns: the append's answer, the upload's; ``Resumption/forgotten`` when the server no longer knows the
+    ///   upload (404, 410: it restarted, or the upload's window passed); ``Resumption/notResumed`` when it still
+    ///   disagrees on the offset after the last try, or the body cannot be produced from an offset.
     /// - Throws: the last transient failure when the resumptions are spent; any other error at once.
     func resume(
         _ body: MultipartBody, at location: URL, headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions,
         progress: (@Sendable (MultipartBody.Progress) -> Void)?
-    ) async throws -> HTTPClientResponse? {
-        guard options.maxResumptions > 0, let length = body.contentLength, body.isReproducible else { return nil }
+    ) async throws -> Resumption {
+        guard options.maxResumptions > 0, let length = body.contentLength, body.isReproducible else {
+            return .notResumed
+        }
         var kept = headers  // the caller's, credentials included (same origin), without the body's own
         for name in UploadPlan.bodyHeaders + ResumableUpload.creationHeaders.map(\.0) { kept.remove(name: name) }
         let retry = MultipartRetry(
@@ -29,16 +31,17 @@ extension HTTPClient {
             let worthAnotherTry = { (error: any Error) in
                 error is StaleOffset || UploadPlan.transientReason(error) != nil
             }
-            return try await retry.run(retryingWhen: worthAnotherTry) {
+            return try await retry.run(retryingWhen: worthAnotherTry) { () async throws -> Resumption in
                 attempt += 1
                 var ask = HTTPClientRequest(url: location.absoluteString)
                 ask.method = .HEAD
                 ask.headers = kept
                 ask.headers.add(contentsOf: ResumableUpload.offsetRequestHeaders)
                 let answer = try await execute(ask, deadline: Self.deadline(options))
+                if answer.status == .notFound || answer.status == .gone { return .forgotten }
                 guard answer.status == .noContent || answer.status == .ok,
                     let offset = ResumableUpload.offset(answer.headers.first(name: "Upload-Offset")), offset <= length
-                else { return nil }
+                else { return .notResumed }
                 options.onEvent?(.resuming(from: offset, attempt: attempt, of: options.maxResumptions))
                 var append = HTTPClientRequest(url: location.absoluteString)
                 append.method = .PATCH
@@ -49,13 +52,23 @@ extension HTTPClient {
                         startingAt: offset, size: options.bufferSize, throttle: options.throttle, progress: progress),
                     length: .known(length - offset))
                 let response = try await execute(append, deadline: Self.deadline(options))
-                guard response.status == .conflict else { return response }
+                guard response.status == .conflict else { return .answered(response) }
                 _ = try? await response.body.collect(upTo: 1 << 20)
                 throw StaleOffset()  // ask again
             }
         } catch is StaleOffset {
-            return nil
+            return .notResumed
         }
+    }
+
+    /// How a resumption ended.
+    enum Resumption {
+        /// The append's answer: the upload's.
+        case answered(HTTPClientResponse)
+        /// The server no longer knows the upload: it can only be sent again from its start.
+        case forgotten
+        /// No resumption: the caller goes on as after any failure (a retry, if the policy allows one).
+        case notResumed
     }
 
     /// A 409 to an append: the server's offset moved since it was asked.

@@ -72,6 +72,7 @@ extension HTTPClient {
         var plan = UploadPlan(
             url: start, method: method, headers: Self.uploadHeaders(headers, for: body, options: options),
             bodyIsReproducible: body.isReproducible, options: options)
+        var startedOver = false
         while true {
             try _Concurrency.Task.checkCancellation()
             var request = HTTPClientRequest(url: plan.url.absoluteString)
@@ -90,13 +91,23 @@ extension HTTPClient {
                 response = try await execute(request, deadline: Self.deadline(options))
             } catch {
                 let announced = gate?.gate.resumeLocation
+                var resumption = Resumption.notResumed
                 if let location = ResumableUpload.resumeURL(location: announced, upload: plan.url),
-                    UploadPlan.transientReason(error) != nil,
-                    let resumed = try await resume(
-                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress)
+                    UploadPlan.transientReason(error) != nil
                 {
+                    resumption = try await resume(
+                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress)
+                }
+                switch resumption {
+                case .answered(let resumed):
                     response = resumed
-                } else {
+                case .forgotten where !startedOver:
+                    // The server restarted (or the upload's window passed): the body goes again from its start, once,
+                    // whatever the retry policy, as the draft asks of a client told 404.
+                    startedOver = true
+                    options.onEvent?(.startingOver)
+                    continue
+                case .forgotten, .notResumed:
                     guard case .retry(let delay, let reason)? = plan.next(afterError: error) else { throw error }
                     try await Self.wait(delay, reason: reason, plan: plan, options: options)
                     continue

@@ -223,6 +223,23 @@ struct SendTests {
         #expect(refused.stdoutText == "404" && !refused.stderr.contains("resuming"), "\(refused.stderr)")
     }
 
+    /// A server that no longer knows the upload (it restarted: the location answers 404) gets it again from the start,
+    /// once, with a notice that says why; without --retry.
+    @Test func anUploadTheServerForgotIsSentAgain() throws {
+        let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: ["--forgetful"])
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: server.port, actions: ["cut:1000000", "proxy"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (form, expected) = try makeForm(folder)
+        let result = try multipart(["http://127.0.0.1:\(front.port)/upload"] + form)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try reply(result).parts == expected)
+        #expect(
+            result.stderr.contains("the server no longer knows the upload (it may have restarted); sending it again"))
+        #expect(!result.stderr.contains("resuming from byte"), "\(result.stderr)")
+    }
+
     /// A body over 1 MiB goes with `Expect: 100-continue` and waits for the interim answer, as curl's does: `-v`, `-D`
     /// and `-i` show the `100 Continue` as curl does; with a front that never sends one, both send the body after
     /// `--expect100-timeout`; with one that refuses at once, neither sends a byte of it.

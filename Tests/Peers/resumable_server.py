@@ -10,7 +10,8 @@ the right Upload-Offset otherwise, the upload kept, as the draft has it); DELETE
 takes the upload over: bytes still arriving on an older request of it are dropped, as the draft asks of a server. When the form's
 bytes are all there, the request that completed it is answered as upload_server.py answers a form (python-multipart
 reads the parts), with "requests" (how many carried bytes of it) and "bytes_received" (all the body bytes that came,
-in every request). Any other request is answered 404. Exits when standard input closes.
+in every request). Any other request is answered 404. With --forgetful, every location answers 404, as from a
+server that restarted after it announced the upload. Exits when standard input closes.
 """
 import http.server
 import json
@@ -22,6 +23,7 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_forms import with_python_multipart  # noqa: E402
 
+FORGETFUL = "--forgetful" in sys.argv[1:]
 uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done", "generation"}
 lock = threading.Lock()
 
@@ -52,7 +54,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def upload(self):
         token = self.path.removeprefix("/resumable/")
         with lock:
-            return token, uploads.get(token)
+            return token, None if FORGETFUL else uploads.get(token)
 
     def receive(self, upload, generation, length):
         """Appends up to `length` bytes of the request's body to the upload, as they come; stops where the

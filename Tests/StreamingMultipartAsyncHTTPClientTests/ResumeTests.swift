@@ -25,9 +25,11 @@ struct ResumeTests {
         var error: String?
     }
 
-    /// The resumable server behind a front that takes `actions`, one per connection.
-    func servers(_ actions: [String]) throws -> (server: PeerUploadServer, front: PeerUploadServer) {
-        let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: [])
+    /// The resumable server (with `arguments`) behind a front that takes `actions`, one per connection.
+    func servers(_ actions: [String], arguments: [String] = []) throws -> (
+        server: PeerUploadServer, front: PeerUploadServer
+    ) {
+        let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: arguments)
         return (server, try PeerUploadServer.front(python: python, targetPort: server.port, actions: actions))
     }
 
@@ -78,6 +80,23 @@ struct ResumeTests {
         #expect(
             events.contains { if case .interimResponse(let interim) = $0 { interim.status.code == 104 } else { false } }
         )
+    }
+
+    /// A server that forgot the upload (it restarted: its location answers 404) gets the body again from its start,
+    /// once, though the retry policy allows no retry; the upload completes.
+    @Test func anUploadTheServerForgotStartsOver() async throws {
+        let (server, front) = try servers(["cut:1000000", "proxy"], arguments: ["--forgetful"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 5
+        let (status, reply, events) = try await send(form.body, to: front.port, options: options)
+        #expect(status == 200, "server said: \(reply?.error ?? "?")")
+        #expect(reply?.parts == form.expected)
+        #expect(events.filter { $0 == .startingOver }.count == 1, "\(events)")
+        #expect(!events.contains { if case .resuming = $0 { true } else { false } }, "\(events)")
     }
 
     /// Without `maxResumptions` the request offers no resumption: the peer, which takes only resumable uploads,
