@@ -227,6 +227,7 @@ struct SendTests {
     /// once, with a notice that says why; without --retry.
     @Test func anUploadTheServerForgotIsSentAgain() throws {
         let server = try PeerUploadServer(python: python, script: "resumable_server.py", arguments: ["--forgetful"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
         let front = try PeerUploadServer.front(
             python: python, targetPort: server.port, actions: ["cut:1000000", "proxy"])
         let folder = try TemporaryFolder()
