@@ -12,8 +12,9 @@ import StreamingMultipartNIO
 /// requests the pipeline announced, which read one body that pauses while the client reconnects.
 ///
 /// A route's answer belongs to the request that was feeding the upload when the route answered, or that completed
-/// it: the creation request's own connection, or an append's. The route therefore writes to a relay, and the answer
-/// goes on when the route is done: keep an upload route's answer small (a form's summary is).
+/// it: the creation request's own connection, or an append's. The route therefore writes to a relay (NIO's
+/// `makeTestingWriter()`, an unbounded stream), and the answer goes on when the route is done: keep an upload route's
+/// answer small (a form's summary is).
 extension ResumableUploads {
     /// `responder` with this server's resumable uploads served.
     func responder(wrapping responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
@@ -44,8 +45,8 @@ extension ResumableUploads {
         head.headerFields[Self.tokenFieldName] = nil
         let routed = Request(head: head, body: RequestBody(asyncSequence: upload.body))
         let segment = try upload.body.attach(from: 0)
-        // Its end, or the drop that makes the upload wait for the client, is the body's to tell the route. Awaited
-        // below, after the answer: a route may answer before the client has sent everything (a limit).
+        // The request hands its body to the upload, whose reader (the route) pulls it, and waits until it is read
+        // or cut off. Awaited below, after the answer: a route may answer before the client has sent everything.
         let feeding = Task {
             try? await upload.body.feed(segment, request.body, completes: true) { channel.close(promise: nil) }
         }
