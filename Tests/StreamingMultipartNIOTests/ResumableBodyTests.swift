@@ -170,11 +170,13 @@ import Testing
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    /// Spools `body` into `folder` under a tight body timeout (20 KB/s over 50 ms windows: a pause of 300 ms
-    /// without bytes would break it six times over); the task's value is the caption and the file's size.
+    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 2 s windows:
+    /// 40 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
+    /// value is the caption and the file's size. Windows of seconds, so that a loaded machine's scheduling delays
+    /// (CI's: over 50 ms) do not break it.
     func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
         var limits = MultipartSpooler.Limits()
-        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .milliseconds(50))
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(2))
         let spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
         return Task {
             try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
@@ -183,8 +185,8 @@ import Testing
         }
     }
 
-    /// The creation request drops halfway; the append comes 300 ms later: the spool does not time out, and the form
-    /// is whole.
+    /// The creation request drops halfway; the append comes 6 s later, three windows: the spool does not time out,
+    /// and the form is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -197,7 +199,7 @@ import Testing
         await #expect(throws: ResumableBodyTests.Dropped.self) {
             try await body.append(from: 0, creation, completes: true)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .seconds(6))
         let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         appendFeed.yield(second)
         appendFeed.finish()
