@@ -68,7 +68,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     private var closing: MultipartError?  // guarded by `lock`
 
     /// - Parameter window: how long a paused upload waits for the client (default 5 minutes): then the reader's next
-    ///   chunk fails with ``StreamingMultipart/MultipartError/Code/timedOut``.
+    ///   chunk fails with `MultipartError.Code.timedOut`.
     package init(window: Duration = .seconds(300)) {
         self.window = window
     }
@@ -171,7 +171,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     }
 
     /// Ends the upload now (the client's `DELETE`, the server shutting down): the reader's next chunk throws
-    /// ``StreamingMultipart/MultipartError/Code/cancelled``, and appends are refused.
+    /// `MultipartError.Code.cancelled`, and appends are refused.
     package func cancel() {
         fail(MultipartError(code: .cancelled, message: "the upload was cancelled before its end"))
     }

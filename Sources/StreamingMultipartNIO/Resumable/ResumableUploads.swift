@@ -26,7 +26,7 @@ import StreamingMultipart
 /// announced them (sticky routing by path). After a restart every location answers `404`, and the client starts
 /// over; the spooler's sweep (`removeStaleFiles`, `S3Store.abortStaleUploads`) removes what the old process left.
 /// An upload that no request feeds for ``Configuration/window`` fails as abandoned: its route ends with
-/// ``StreamingMultipart/MultipartError/Code/timedOut``, which removes its files and aborts its object-storage upload.
+/// `MultipartError.Code.timedOut`, which removes its files and aborts its object-storage upload.
 public final class ResumableUploads: @unchecked Sendable {
     /// What is offered and how long it waits.
     public struct Configuration: Sendable, Hashable {
@@ -142,7 +142,7 @@ public final class ResumableUploads: @unchecked Sendable {
         }
     }
 
-    /// Ends every upload (the server shutting down): their routes end with ``StreamingMultipart/MultipartError/Code/cancelled``.
+    /// Ends every upload (the server shutting down): their routes end with `MultipartError.Code.cancelled`.
     public func cancelAll() {
         let all = lock.withLock { Array(uploads.values) }
         for upload in all { upload.body.cancel() }
