@@ -206,6 +206,40 @@ import Testing
         }
     }
 
+    /// A chunk that arrives while the parser holds a tail (a possible delimiter's start, a header block cut short)
+    /// is read in place: the bytes that join it to the tail are copied, the rest comes out as slices of the chunk.
+    @Test(arguments: [
+        "tail\r\n--xy",  // a possible delimiter the next chunk decides: data
+        "tail\r\n--xyz\r\nContent-Disposition: form-da",  // a delimiter, then a header block cut short
+    ])
+    func aChunkAfterAHeldTailIsReadInPlace(_ firstChunkEnd: String) throws {
+        var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
+        try parser.append(crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n" + firstChunkEnd))
+        var emitted: [UInt8] = []
+        while let event = try parser.next() { if case .bodyBytes(let bytes) = event { emitted += bytes } }
+        #expect(emitted == Array("tail".utf8))
+        let second = crlf("ta; name=\"b\"\r\n\r\n") + [UInt8](repeating: 7, count: 100_000) + crlf("\r\n--xyz--\r\n")
+        try parser.append(second)
+        var inPlace = 0
+        var copied = 0
+        while let event = try parser.next() {
+            guard case .bodyBytes(let bytes) = event else { continue }
+            emitted += bytes
+            let shared = second.withUnsafeBufferPointer { whole in
+                bytes.withUnsafeBufferPointer { $0.baseAddress == whole.baseAddress! + bytes.startIndex }
+            }
+            if shared { inPlace += bytes.count } else { copied += bytes.count }
+        }
+        try parser.finish()
+        let closing = crlf("\r\n--xyz--\r\n").count
+        let expected =
+            firstChunkEnd.hasSuffix("da")
+            ? Array("tail".utf8) + [UInt8](repeating: 7, count: 100_000)
+            : crlf(firstChunkEnd) + second.dropLast(closing)
+        #expect(emitted == expected)
+        #expect(inPlace >= 100_000 - 200 && copied <= 200, "in place \(inPlace), copied \(copied)")
+    }
+
     @Test func holdsBackNoMoreThanADelimiter() throws {
         var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
         try parser.append(crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nabc\r\n--xy"))

@@ -63,7 +63,8 @@ struct BoundaryScanner: Sendable {
 
     /// The shared loop: with `afterLineBreak`, a match is a CR or LF followed by `--boundary`, and the offset is
     /// that of the line break. Returns the first match that `accept` takes; the others are stepped over where they
-    /// are found, without restarting the scan.
+    /// are found, without restarting the scan. `accept` is asked before the full comparison, about any candidate
+    /// position, so it reads only bytes whose offsets it checks.
     @inline(__always)
     private func search(
         _ buffer: UnsafeRawBufferPointer, from start: Int, afterLineBreak: Bool, accept: (Int) -> Bool
@@ -79,27 +80,43 @@ struct BoundaryScanner: Sendable {
         let vectorLimit = buffer.count &- tailOffset &- 16
         var position = start
         while position <= vectorLimit {
-            let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
-            let tails = base.loadUnaligned(fromByteOffset: position &+ tailOffset, as: SIMD16<UInt8>.self)
-            let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
-            let candidates = firsts .& (tails .== last)
-            if any(candidates) {
-                var bits = Self.laneBits(candidates)
-                while bits != 0 {
-                    let lane = bits.trailingZeroBitCount
-                    if matches(base + (position &+ lane), afterLineBreak), accept(position &+ lane) {
-                        return position &+ lane
-                    }
-                    bits &= bits &- 1
+            // Four vectors a step while none holds a candidate, as random data nearly never does: one branch for
+            // 64 positions.
+            while position &+ 48 <= vectorLimit {
+                var some = SIMDMask<SIMD16<Int8>>(repeating: false)
+                for block in 0..<4 {
+                    let offset = position &+ block &* 16
+                    let heads = base.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+                    let tails = base.loadUnaligned(fromByteOffset: offset &+ tailOffset, as: SIMD16<UInt8>.self)
+                    let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
+                    some .|= firsts .& (tails .== last)
                 }
+                if any(some) { break }
+                position &+= 64
             }
-            position &+= 16
+            // Those 64 positions (or the last ones), a vector at a time, each candidate checked in full.
+            let blockEnd = position &+ 64
+            while position <= vectorLimit, position < blockEnd {
+                let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
+                let tails = base.loadUnaligned(fromByteOffset: position &+ tailOffset, as: SIMD16<UInt8>.self)
+                let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
+                let candidates = firsts .& (tails .== last)
+                if any(candidates) {
+                    var bits = Self.laneBits(candidates)
+                    while bits != 0 {
+                        let candidate = position &+ bits.trailingZeroBitCount
+                        if accept(candidate), matches(base + candidate, afterLineBreak) { return candidate }
+                        bits &= bits &- 1
+                    }
+                }
+                position &+= 16
+            }
         }
         // The last few positions, one at a time.
         while position &+ count <= buffer.count {
             let byte = base.load(fromByteOffset: position, as: UInt8.self)
             let first = afterLineBreak ? byte == 0x0D || byte == 0x0A : byte == UInt8(ascii: "-")
-            if first, matches(base + position, afterLineBreak), accept(position) { return position }
+            if first, accept(position), matches(base + position, afterLineBreak) { return position }
             position &+= 1
         }
         return nil

@@ -59,6 +59,8 @@ public struct MultipartParser: Sendable {
 
     /// Unread input. Its first byte is at body offset `bufferOffset`.
     var buffer: ArraySlice<UInt8> = []
+    /// Unread input after `buffer`: the rest of a chunk appended while the buffer held bytes (see `PendingChunk`).
+    var pending: PendingChunk?
     var bufferOffset: Int64 = 0
     var state: State = .preamble(skippedBoundary: nil)
     /// The search for `--boundary` (which it holds as `dashBoundary`), after a line break or anywhere.
@@ -164,12 +166,13 @@ public struct MultipartParser: Sendable {
 
     /// The bytes appended but not yet consumed: what the parser holds now. Bounded by the last chunk, one header
     /// block and a delimiter's length, once ``next()`` has returned nil.
-    public var bufferedByteCount: Int { buffer.count }
+    public var bufferedByteCount: Int { buffer.count + (pending.map { $0.chunk.endIndex - $0.next } ?? 0) }
 
     // MARK: Input
 
-    /// Appends the next bytes of the body. The parser keeps a reference to `bytes` (no copy) while it holds no
-    /// earlier bytes.
+    /// Appends the next bytes of the body. The parser keeps a reference to `bytes` and hands out slices of it: it
+    /// copies only the few bytes that join it to what it held (a delimiter's start, a header block), provided the
+    /// caller drains ``next()`` before appending again.
     ///
     /// - Throws: ``MultipartError/Code/limitExceeded`` past ``Limits/maxBodyBytes``; the parser's earlier error;
     ///   ``MultipartError/Code/invalidState`` after ``finish()``.
@@ -180,7 +183,7 @@ public struct MultipartParser: Sendable {
             throw MultipartError(code: .invalidState, message: "append(_:) after finish()", offset: bufferOffset)
         default: break
         }
-        let end = bufferOffset + Int64(buffer.count) + Int64(bytes.count)
+        let end = inputEnd + Int64(bytes.count)
         guard end <= limits.maxBodyBytes else {
             throw fail(
                 MultipartError(
@@ -190,10 +193,13 @@ public struct MultipartParser: Sendable {
         }
         if case .epilogue = state {
             bufferOffset = end  // skipped as it arrives
+        } else if pending != nil {  // appended before next() returned nil: joined, copied
+            joinPending()
+            buffer.append(contentsOf: bytes)
         } else if buffer.isEmpty {
             buffer = bytes
         } else {
-            buffer.append(contentsOf: bytes)  // in place, amortized, unless an emitted slice shares the storage
+            pending = PendingChunk(chunk: bytes, next: bytes.startIndex)  // taken in as the state needs it
         }
     }
 
@@ -223,27 +229,28 @@ public struct MultipartParser: Sendable {
             case .failed(let failure):
                 throw failure.error
             case .preamble:
-                guard try readPreamble() else { return nil }
+                guard try readPreamble() || takePending() else { return nil }
             case .partStart:
                 try startPart()
             case .headers(var block):
                 state = .transitioning
-                return try readHeaders(&block)  // nil: the block is not complete yet
+                if let head = try readHeaders(&block) { return head }
+                guard takePending() else { return nil }  // the block is not complete yet
             case .body(var part):
                 state = .transitioning
                 switch try readBody(&part) {
                 case .bytes(let bytes): return .bodyBytes(bytes)
                 case .delimiterAhead: continue
-                case .needInput: return nil
+                case .needInput: guard takePending() else { return nil }
                 }
             case .delimiter(let delimiter):
                 return consumeDelimiter(delimiter)
             case .end(let emptyForm):
                 return emitEnd(emptyForm: emptyForm)
             case .afterClose(let padding, let emptyForm):
-                guard try readAfterClose(padding: padding, emptyForm: emptyForm) else { return nil }
+                guard try readAfterClose(padding: padding, emptyForm: emptyForm) || takePending() else { return nil }
             case .epilogue:
-                consume(buffer.count)
+                skipInput()
                 return nil
             case .finished:
                 return nil
@@ -263,6 +270,7 @@ public struct MultipartParser: Sendable {
     ///   the parser. ``MultipartError/Code/invalidState`` when events are still pending (drain ``next()``, then
     ///   call again); that one does not.
     public mutating func finish() throws {
+        joinPending()
         switch state {
         case .failed(let failure):
             throw failure.error
@@ -276,7 +284,7 @@ public struct MultipartParser: Sendable {
         case .delimiter, .end:
             throw pendingEventsError()
         case .partStart:
-            if !buffer.isEmpty { throw pendingEventsError() }
+            if bufferedByteCount > 0 { throw pendingEventsError() }
             throw fail(missingCloseDelimiter())
         case .preamble(let skipped):
             let message =
@@ -290,7 +298,7 @@ public struct MultipartParser: Sendable {
                 }
             throw fail(MultipartError(code: .boundaryNotFound, message: message, offset: inputEnd))
         case .headers(let block):
-            if buffer.isEmpty && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
+            if bufferedByteCount == 0 && block.scanned == 0 { throw fail(missingCloseDelimiter()) }
             throw fail(
                 MultipartError(
                     code: .truncated, message: "the body ended inside the headers of part \(partCount)",
@@ -323,7 +331,7 @@ public struct MultipartParser: Sendable {
     // MARK: Helpers shared by the states
 
     /// The body offset just past the last byte appended.
-    var inputEnd: Int64 { bufferOffset + Int64(buffer.count) }
+    var inputEnd: Int64 { bufferOffset + Int64(bufferedByteCount) }
 
     /// The part being read, for errors: nil before the first part and after the close delimiter.
     var currentPartIndex: Int? {
@@ -342,6 +350,7 @@ public struct MultipartParser: Sendable {
         } else {
             buffer.removeFirst(count)  // in place: O(1) for a slice, and no retain or release
         }
+        if pending != nil { returnToPendingChunk() }
     }
 
     /// The body offset of buffer index `index`.
