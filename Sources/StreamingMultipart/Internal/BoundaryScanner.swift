@@ -80,21 +80,8 @@ struct BoundaryScanner: Sendable {
         let vectorLimit = buffer.count &- tailOffset &- 16
         var position = start
         while position <= vectorLimit {
-            // Four vectors a step while none holds a candidate, as random data nearly never does: one branch for
-            // 64 positions.
-            while position &+ 48 <= vectorLimit {
-                var some = SIMDMask<SIMD16<Int8>>(repeating: false)
-                for block in 0..<4 {
-                    let offset = position &+ block &* 16
-                    let heads = base.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
-                    let tails = base.loadUnaligned(fromByteOffset: offset &+ tailOffset, as: SIMD16<UInt8>.self)
-                    let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
-                    some .|= firsts .& (tails .== last)
-                }
-                if any(some) { break }
-                position &+= 64
-            }
-            // Those 64 positions (or the last ones), a vector at a time, each candidate checked in full.
+            // 64 positions a vector at a time, each candidate checked in full: first the 64 at `start`, where a
+            // small part's delimiter often is, then those where the step below saw a candidate.
             let blockEnd = position &+ 64
             while position <= vectorLimit, position < blockEnd {
                 let heads = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
@@ -110,6 +97,20 @@ struct BoundaryScanner: Sendable {
                     }
                 }
                 position &+= 16
+            }
+            // Four vectors a step while none holds a candidate, as random data nearly never does: one branch for
+            // 64 positions.
+            while position &+ 48 <= vectorLimit {
+                var some = SIMDMask<SIMD16<Int8>>(repeating: false)
+                for block in 0..<4 {
+                    let offset = position &+ block &* 16
+                    let heads = base.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+                    let tails = base.loadUnaligned(fromByteOffset: offset &+ tailOffset, as: SIMD16<UInt8>.self)
+                    let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
+                    some .|= firsts .& (tails .== last)
+                }
+                if any(some) { break }
+                position &+= 64
             }
         }
         // The last few positions, one at a time.
