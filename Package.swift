@@ -51,9 +51,11 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // CRC-32C on the processor's CRC instructions, which Swift cannot emit: the package's one C file.
+        .target(name: "CCRC32C"),
         .target(
             name: "StreamingMultipart",
-            dependencies: ["CZlib", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CZlib", "CCRC32C", .product(name: "Logging", package: "swift-log")],
             swiftSettings: upcoming
         ),
         .target(

@@ -1,8 +1,9 @@
 /// Streams one file part into its ``MultipartStoreWriter`` and hashes it, the two overlapped, whatever the store: the
 /// spool folder, S3, a store of the caller's. Bytes are gathered into batches (about 1 MiB for the spool folder; a
 /// chunk for any other store, see ``batchBytes``); each batch is handed to the store, then hashed by a task of its own
-/// when it is at least ``overlapMinimum``, which goes on while this one gathers and stores the next batch. The hash of
-/// batch N is awaited only once batch N + 1 is stored, since batch N + 1's hash continues from it.
+/// when it is at least ``overlapMinimum``, which goes on while this one gathers and stores the next batch. Batch N + 1's
+/// task starts as soon as the batch is stored and continues from batch N's digest the moment it is ready, so the hash
+/// runs back to back; the writer waits for batch N's hash before it gathers batch N + 2.
 ///
 /// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
 /// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
@@ -12,7 +13,7 @@
 /// Every call into the store runs with the body's watchdog paused: the store's wait is not the client's.
 struct HashingStoreWriter: ~Copyable {
     /// Where the digest stands.
-    enum Hashing {
+    enum Hashing: Sendable {
         /// No digest was asked for.
         case off
         /// The digest of every byte stored so far.
@@ -103,25 +104,39 @@ struct HashingStoreWriter: ~Copyable {
             batch.removeFirst()  // the bytes kept in memory, hashed as they came
             alreadyHashed = 0
         }
-        var digest: any SpoolDigest
         switch hashing {
-        case .off: return
-        case .done(let done): digest = done
-        case .running(let task): digest = await task.value
-        }
-        if overlaps {
-            // Detached: off the caller's actor (the main actor, say), so that it hashes beside the next stores.
-            let start = digest
-            hashing = .running(Task.detached(priority: Task.currentPriority) { Self.hash(batch, into: start) })
-        } else {
+        case .off:
+            return
+        case .running(let previous) where overlaps:
+            // This batch's task starts now and continues from the previous one's digest the moment it is ready,
+            // so the hash runs back to back; this call waits for the previous one, so that two batches at most
+            // are held: this one, hashing, and the next, gathering.
+            hashing = .running(Self.hash(batch, after: .running(previous)))
+            _ = await previous.value
+        case .done(let digest) where overlaps:
+            hashing = .running(Self.hash(batch, after: .done(digest)))
+        case .running(let previous):
+            var digest = await previous.value
+            for bytes in batch { digest.update(bytes) }
+            hashing = .done(digest)
+        case .done(var digest):
             for bytes in batch { digest.update(bytes) }
             hashing = .done(digest)
         }
     }
 
-    private static func hash(_ batch: [ArraySlice<UInt8>], into digest: any SpoolDigest) -> any SpoolDigest {
-        var digest = digest
-        for bytes in batch { digest.update(bytes) }
-        return digest
+    /// A task hashing `batch` after the digest `before` stands for: detached, off the caller's actor (the main
+    /// actor, say), so that it hashes beside the next stores.
+    private static func hash(_ batch: [ArraySlice<UInt8>], after before: Hashing) -> Task<any SpoolDigest, Never> {
+        Task.detached(priority: Task.currentPriority) {
+            var digest: any SpoolDigest
+            switch before {
+            case .running(let previous): digest = await previous.value
+            case .done(let done): digest = done
+            case .off: preconditionFailure("a batch is hashed only with a digest")
+            }
+            for bytes in batch { digest.update(bytes) }
+            return digest
+        }
     }
 }
