@@ -240,6 +240,15 @@ import Testing
         #expect(inPlace >= 100_000 - 200 && copied <= 200, "in place \(inPlace), copied \(copied)")
     }
 
+    /// A preamble longer than what joins a held tail to the next chunk, with near misses of the boundary in it, so
+    /// that a split leaves a tail in the preamble and the delimiter lies past the bytes copied to decide it.
+    @Test func aLongPreambleParsesAtEverySplit() throws {
+        let preamble = String(repeating: "preamble --xy line\r\n", count: 20)
+        let body = crlf(preamble + "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--xyz--\r\n")
+        let parts = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts)
+        #expect(parts.map(\.text) == ["v"])
+    }
+
     @Test func holdsBackNoMoreThanADelimiter() throws {
         var parser = try MultipartParser(boundary: MultipartBoundary("xyz"))
         try parser.append(crlf("--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nabc\r\n--xy"))

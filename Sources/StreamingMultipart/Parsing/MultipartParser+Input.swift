@@ -5,8 +5,9 @@ extension MultipartParser {
     /// Appending the whole chunk to those bytes would copy it (the buffer's storage is an earlier chunk's, or a
     /// copy), and a body dense with delimiter near-misses leaves such a tail at almost every chunk's end. Instead
     /// the chunk's bytes go into the buffer a little at a time (``takePending()``), only as many as the state
-    /// needs to move on, and once the buffer holds nothing but copies of the chunk's bytes, it becomes a slice of
-    /// the chunk again (``consume(_:)``). A tail costs a copy of a few dozen bytes, not of a chunk.
+    /// needs to move on, and once the buffer holds nothing but copies of the chunk's bytes, the next time the state
+    /// needs input the buffer becomes a slice of the chunk again. A tail costs a copy of a few dozen bytes, not of a
+    /// chunk. The buffer changes only there, when a state has asked for input, never under a state's feet.
     struct PendingChunk: Sendable {
         /// The chunk as appended.
         let chunk: ArraySlice<UInt8>
@@ -30,8 +31,9 @@ extension MultipartParser {
     /// arriving in a long chunk is copied in doubling steps: the bytes copied stay under twice the block.
     mutating func takePending() -> Bool {
         guard var pending else { return false }
-        if pending.copied >= buffer.count {  // everything held is the chunk's: read the chunk itself
-            returnToPendingChunk()
+        if pending.copied >= buffer.count {  // everything held is the chunk's: read the chunk itself from there
+            buffer = pending.chunk[(pending.next - buffer.count)...]
+            self.pending = nil
             return true
         }
         let take = max(minimumTake, buffer.count)
@@ -44,15 +46,6 @@ extension MultipartParser {
         pending.copied += take
         self.pending = pending
         return true
-    }
-
-    /// After `consume(_:)`: once the buffer holds only copies of the pending chunk's bytes, reads the chunk itself
-    /// from there on, so the bytes after a tail are emitted as slices of the caller's chunk.
-    @inline(__always)
-    mutating func returnToPendingChunk() {
-        guard let pending, pending.copied >= buffer.count else { return }
-        buffer = pending.chunk[(pending.next - buffer.count)...]
-        self.pending = nil
     }
 
     /// Moves the whole pending chunk into the buffer (a copy): for a caller that appends before ``next()`` returned

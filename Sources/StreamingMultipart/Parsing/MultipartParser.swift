@@ -350,7 +350,6 @@ public struct MultipartParser: Sendable {
         } else {
             buffer.removeFirst(count)  // in place: O(1) for a slice, and no retain or release
         }
-        if pending != nil { returnToPendingChunk() }
     }
 
     /// The body offset of buffer index `index`.
