@@ -20,12 +20,13 @@ mode=$(sed -n 's/.*swiftLanguageModes: \[\.v\([0-9]*\)\].*/\1/p' Package.swift)
 # shellcheck disable=SC2086  # one flag a word
 # -package-name: the core's `package` declarations are visible to the fuzz target, as to the package's own targets.
 # The parser and the builder with the folders they stand on (ARCHITECTURE.md, "Folders"): nothing above them (the
-# async layer, the spooler, Codable), so the target needs no package but zlib (the spooler's swift-log stays out).
+# async layer, the spooler, Codable), so the target needs no package but zlib (the spooler's swift-log stays out);
+# Internal/Checksums.swift, the spool digests' way to the C target CCRC32C, stays out with the spooler.
 engine=(Errors Internal Tokenizing Model Compression Parsing Body)
 swiftc ${FUZZ_OPT:--O} -g -sanitize=fuzzer,address -parse-as-library -module-name StreamingMultipart \
   -package-name StreamingMultipart -swift-version "$mode" $features \
   -I Sources/CZlib -lz \
-  $(find "${engine[@]/#/Sources/StreamingMultipart/}" -name '*.swift') Fuzz/FuzzParser.swift \
+  $(find "${engine[@]/#/Sources/StreamingMultipart/}" -name '*.swift' ! -name Checksums.swift) Fuzz/FuzzParser.swift \
   -o "$work/fuzz-parser"
 if $build_only; then echo "Fuzz/run.sh: built $work/fuzz-parser"; exit 0; fi
 cd "$work"

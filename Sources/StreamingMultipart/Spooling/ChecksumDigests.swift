@@ -1,6 +1,3 @@
-import CCRC32C
-import CZlib
-
 /// CRC-32C (Castagnoli) of each spooled file: the checksum S3 takes as `x-amz-checksum-crc32c`, computed on the
 /// processor's CRC instructions (SSE 4.2 on x86-64, the CRC extension on ARMv8) at memory speed, where SHA-256 runs
 /// at a fraction of it. An integrity check against accidents (a torn write, a flipped bit), not against an
@@ -22,19 +19,19 @@ public struct CRC32CDigest: SpoolDigest {
     public init() {}
 
     public mutating func update(_ bytes: Span<UInt8>) {
-        value = bytes.withUnsafeBufferPointer { sm_crc32c_update(value, $0.baseAddress, $0.count) }
+        value = Checksums.crc32c(bytes, continuing: value)
     }
 
     public mutating func finalize() -> [UInt8] { ChecksumBytes.bigEndian(value) }
 
     /// The CRC-32C of `bytes` continuing `value`, on the table the machines without CRC instructions use.
     package static func tableValue(_ bytes: Span<UInt8>, continuing value: UInt32 = 0) -> UInt32 {
-        bytes.withUnsafeBufferPointer { sm_crc32c_update_table(value, $0.baseAddress, $0.count) }
+        Checksums.crc32cOnTable(bytes, continuing: value)
     }
 
     /// Whether this machine computes CRC-32C on its processor's instructions (else on a table, about a tenth as
     /// fast).
-    public static var isHardwareAccelerated: Bool { sm_crc32c_is_hardware() != 0 }
+    public static var isHardwareAccelerated: Bool { Checksums.crc32cIsHardware }
 }
 
 /// CRC-32 as zlib, gzip, PNG and S3's `x-amz-checksum-crc32` compute it, from the zlib the package already links:
@@ -54,10 +51,7 @@ public struct CRC32Digest: SpoolDigest {
     public init() {}
 
     public mutating func update(_ bytes: Span<UInt8>) {
-        value = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return value }
-            return UInt32(truncatingIfNeeded: crc32_z(UInt(value), base, buffer.count))
-        }
+        value = Checksums.crc32(bytes, continuing: value)
     }
 
     public mutating func finalize() -> [UInt8] { ChecksumBytes.bigEndian(value) }
