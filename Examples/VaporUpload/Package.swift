@@ -27,7 +27,10 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor"),
             ]
         ),
-        .executableTarget(name: "VaporUploadServer", dependencies: ["VaporUpload"]),
+        .executableTarget(
+            name: "VaporUploadServer",
+            dependencies: ["VaporUpload", .product(name: "StreamingMultipartNIO", package: root.lastPathComponent)]
+        ),
         .executableTarget(  // `smallApp`, alone: what a new app writes with StreamingMultipartVapor
             name: "SmallVaporUpload",
             dependencies: [

@@ -12,7 +12,7 @@ import StreamingMultipartS3
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
 
 let options = ServerOptions.parseOrExit()  // a wrong argument: a message, the usage, exit 64
-keepFreedHeapMemory()
+UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
 
 let spoolDirectory: String
 let madeSpoolDirectory = options.spoolDir == nil

@@ -1,4 +1,5 @@
 import Foundation
+import StreamingMultipartNIO
 import Vapor
 import VaporUpload
 
@@ -6,6 +7,7 @@ import VaporUpload
 // of its own in the temporary directory by default), and KIT_ROUTE_MAX_BYTES mounts the MultipartKit comparison
 // route, which collects each body in memory up to that size (off by default). BEHIND_PROXY=1 says the app runs
 // behind the nginx of Deploy/ (its X-Forwarded-For names the client); MAX_UPLOADS sets the upload slots (64).
+UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
 let environment = try Environment.detect()
 let app = try await Application.make(environment)
 let spool =
