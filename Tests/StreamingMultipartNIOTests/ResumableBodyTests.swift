@@ -170,13 +170,14 @@ import Testing
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 2 s windows:
-    /// 40 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
+    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 4 s windows:
+    /// 80 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
     /// value is the caption and the file's size. Windows of seconds, so that a loaded machine's scheduling delays
-    /// (CI's: over 50 ms) do not break it.
+    /// do not break it: with 2 s windows, a CI run so loaded that this suite took 87 s saw the first window end before
+    /// the spool had begun to wait.
     func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
         var limits = MultipartSpooler.Limits()
-        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(2))
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(4))
         let spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
         return Task {
             try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
@@ -185,8 +186,8 @@ import Testing
         }
     }
 
-    /// The creation request drops halfway; the append comes 6 s later, three windows: the spool does not time out,
-    /// and the form is whole.
+    /// The creation request drops halfway; the append comes 9 s later, over two windows: the spool does not time
+    /// out, and the form is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -199,7 +200,7 @@ import Testing
         await #expect(throws: ResumableBodyTests.Dropped.self) {
             try await body.append(from: 0, creation, completes: true)
         }
-        try await Task.sleep(for: .seconds(6))
+        try await Task.sleep(for: .seconds(9))
         let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         appendFeed.yield(second)
         appendFeed.finish()
