@@ -89,7 +89,7 @@ struct BoundaryScanner: Sendable {
                 let firsts = afterLineBreak ? (heads .== carriageReturn) .| (heads .== lineFeed) : heads .== dash
                 let candidates = firsts .& (tails .== last)
                 if any(candidates) {
-                    var bits = Self.laneBits(candidates)
+                    var bits = ByteSearch.laneBits(candidates)
                     while bits != 0 {
                         let candidate = position &+ bits.trailingZeroBitCount
                         if accept(candidate), matches(base + candidate, afterLineBreak) { return candidate }
@@ -121,16 +121,6 @@ struct BoundaryScanner: Sendable {
             position &+= 1
         }
         return nil
-    }
-
-    /// One bit a lane of a 16-lane mask, lane 0 lowest: each half's top bits gathered by one multiplication
-    /// (bit 7 of byte `i` lands on bit `56 + i`).
-    @inline(__always)
-    private static func laneBits(_ mask: SIMDMask<SIMD16<Int8>>) -> UInt16 {
-        let halves = unsafeBitCast(mask, to: SIMD2<UInt64>.self)
-        let low = ((halves[0] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
-        let high = ((halves[1] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
-        return UInt16(truncatingIfNeeded: low) | (UInt16(truncatingIfNeeded: high) &<< 8)
     }
 
     @inline(__always)

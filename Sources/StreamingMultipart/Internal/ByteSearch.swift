@@ -20,6 +20,41 @@ enum ByteSearch {
         }
     }
 
+    /// The index of the first CR or LF in `bytes` at or after `start`, or nil: where a header line ends, found in
+    /// one pass (a CR alone is an error the caller reports, so it needs the first of either, not each in turn).
+    /// Sixteen bytes a step, the last few one at a time.
+    @inline(__always)
+    static func firstLineBreak(in bytes: Span<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            let carriageReturn = SIMD16<UInt8>(repeating: 0x0D)
+            let lineFeed = SIMD16<UInt8>(repeating: 0x0A)
+            var position = start
+            while position &+ 16 <= buffer.count {
+                let bytes = base.loadUnaligned(fromByteOffset: position, as: SIMD16<UInt8>.self)
+                let breaks = (bytes .== carriageReturn) .| (bytes .== lineFeed)
+                if any(breaks) { return position &+ laneBits(breaks).trailingZeroBitCount }
+                position &+= 16
+            }
+            while position < buffer.count {
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
+                if byte == 0x0D || byte == 0x0A { return position }
+                position &+= 1
+            }
+            return nil
+        }
+    }
+
+    /// One bit a lane of a 16-lane mask, lane 0 lowest: each half's top bits gathered by one multiplication
+    /// (bit 7 of byte `i` lands on bit `56 + i`).
+    @inline(__always)
+    static func laneBits(_ mask: SIMDMask<SIMD16<Int8>>) -> UInt16 {
+        let halves = unsafeBitCast(mask, to: SIMD2<UInt64>.self)
+        let low = ((halves[0] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
+        let high = ((halves[1] & 0x8080_8080_8080_8080) &* 0x0002_0408_1020_4081) &>> 56
+        return UInt16(truncatingIfNeeded: low) | (UInt16(truncatingIfNeeded: high) &<< 8)
+    }
+
     /// Whether `bytes` begins with `text`'s bytes.
     @inline(__always)
     static func hasPrefix(_ bytes: Span<UInt8>, _ text: StaticString) -> Bool {

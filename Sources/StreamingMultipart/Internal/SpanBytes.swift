@@ -130,9 +130,18 @@ extension OutputRawSpan {
 }
 
 extension OutputSpan where Element == UInt8 {
-    /// Appends a copy of `bytes`, which must fit in ``freeCapacity``.
+    /// Appends a copy of `bytes`, which must fit in ``freeCapacity``. One `memcpy`, inlined: a part's head is
+    /// made of a few short copies.
+    @inline(__always)
     mutating func append(copying bytes: Span<UInt8>) {
-        withRawOutput { $0.append(copying: bytes) }
+        precondition(bytes.count <= freeCapacity, "append(copying:) past the output's capacity")
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { source in
+            withUnsafeMutableBufferPointer { buffer, initialized in
+                (buffer.baseAddress! + initialized).initialize(from: source.baseAddress!, count: source.count)
+                initialized += source.count
+            }
+        }
     }
 
     /// Calls `body` with a raw view of this span's free capacity, and counts the bytes it wrote as initialized.

@@ -9,6 +9,7 @@ extension MultipartParser {
                 offset: bufferOffset, partIndex: partCount)
         }
         partCount += 1
+        headerFields.removeAll(keepingCapacity: true)
         state = .headers(HeaderBlock())
     }
 
@@ -20,53 +21,75 @@ extension MultipartParser {
     /// Transitions: to `.body`, returning `.partHeaders`, at the empty line; stays (returning nil) while the block
     /// is incomplete. The caller has moved the block out of the state (`.transitioning`).
     ///
-    /// The helpers it calls for every line are inlined: a call from a mutating method to a non-inlined
-    /// non-mutating one copies the whole parser first (184 bytes), which cost a fifth of a small part's time.
+    /// The helpers it calls for every line are inlined, and those that read the buffer are `mutating`: a call from
+    /// a mutating method to a non-mutating one may copy the whole parser first (264 bytes), which cost a fifth of a
+    /// small part's time. Line fields are read through spans: an `ArraySlice` of the buffer retains it.
     mutating func readHeaders(_ block: inout HeaderBlock) throws -> Event? {
         let start = buffer.startIndex
         var lineStart = start + block.scanned
         while true {
-            guard let newline = indexOfLineFeed(from: lineStart) else {
+            guard let lineBreak = indexOfLineBreak(from: lineStart) else {
                 try checkHeaderSize(buffer.endIndex - start)
                 block.scanned = lineStart - start
                 state = .headers(block)
                 return nil
             }
-            try checkHeaderSize(newline + 1 - start)
-            let contentEnd = try lineContentEnd(lineStart: lineStart, newline: newline, quirks: &block.quirks)
+            let (contentEnd, next) = try lineEnd(lineStart: lineStart, lineBreak: lineBreak, quirks: &block.quirks)
             if contentEnd == lineStart {
                 let head = try makeHead(block, lineBytes: lineStart - start)
-                consume(newline + 1 - start)
+                consume(next - start)
                 // A multipart/mixed part holds files: it is bounded as one, and each file inside as one again.
                 let isFile = head.isFile || head.mixedBoundary != nil
                 state = .body(PartBody(limit: isFile ? limits.maxFileBytes : limits.maxFieldBytes, isFile: isFile))
                 return .partHeaders(head)
             }
-            try parseHeaderLine(lineStart..<contentEnd, into: &block)
-            lineStart = newline + 1
+            if let field = try parseHeaderLine(lineStart..<contentEnd, into: &block) {
+                headerFields.append(
+                    ReceivedHead.Field(
+                        start: lineStart - start, colon: field.colon - start, end: contentEnd - start,
+                        next: next - start, kind: field.kind))
+            }
+            lineStart = next
         }
     }
 
+    /// The first CR or LF at or after `index`, nil when there is none yet, or when it is a CR at the buffer's end
+    /// (the byte after it decides whether it ends the line).
     @inline(__always)  // see readHeaders
-    private func indexOfLineFeed(from index: Int) -> Int? {
-        guard index < buffer.endIndex else { return nil }
+    private func indexOfLineBreak(from index: Int) -> Int? {
         let start = buffer.startIndex
-        return ByteSearch.firstIndex(of: 0x0A, in: buffer.span, from: index - start).map { start + $0 }
+        guard index < buffer.endIndex,
+            let found = ByteSearch.firstLineBreak(in: buffer.span, from: index - start).map({ start + $0 }),
+            buffer[found] == 0x0A || found + 1 < buffer.endIndex
+        else { return nil }
+        return found
     }
 
-    /// Where the line that ends with the LF at `newline` ends without its line break: before a CR, or (lenient
-    /// mode) at a bare LF.
-    @inline(__always)  // see readHeaders
-    private func lineContentEnd(lineStart: Int, newline: Int, quirks: inout Quirks) throws -> Int {
-        if newline > lineStart, buffer[newline - 1] == 0x0D { return newline - 1 }
+    /// Where the line whose first CR or LF is at `lineBreak` ends without its line break (`contentEnd`) and where
+    /// the next line begins: a CRLF, or (lenient mode) a bare LF. The block's size is checked through the line
+    /// break first, so that a limit is reported at the same byte for every chunking.
+    ///
+    /// - Throws: `.invalidHeader` for a bare CR (a CR-only line ending would hide a header from CRLF readers), or
+    ///   a bare LF in strict mode; `.limitExceeded` for a block past ``Limits/maxHeaderBytesPerPart``.
+    @inline(__always)  // and `mutating`, which it need not be: see readHeaders
+    private mutating func lineEnd(
+        lineStart: Int, lineBreak: Int, quirks: inout Quirks
+    ) throws -> (contentEnd: Int, next: Int) {
+        let isCRLF = buffer[lineBreak] == 0x0D && buffer[lineBreak + 1] == 0x0A
+        let next = lineBreak + (isCRLF ? 2 : 1)
+        try checkHeaderSize(next - buffer.startIndex)
+        if isCRLF { return (lineBreak, next) }
+        if buffer[lineBreak] == 0x0D {
+            throw headerError("a header line holds a bare CR", offset: bodyOffset(lineStart))
+        }
         guard mode == .lenient else {
             throw MultipartError(
                 code: .invalidHeader,
                 message: "a header line of part \(partCount) ends in a bare LF; strict mode "
-                    + "requires CRLF (use lenient mode)", offset: bodyOffset(newline), partIndex: partCount - 1)
+                    + "requires CRLF (use lenient mode)", offset: bodyOffset(lineBreak), partIndex: partCount - 1)
         }
         quirks.insert(.lineFeedLineEndings)
-        return newline
+        return (lineBreak, next)
     }
 
     @inline(__always)  // see readHeaders
@@ -79,60 +102,60 @@ extension MultipartParser {
             offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
     }
 
-    /// One pass over a header line's name: where the token characters before the colon end, whether the line holds
-    /// a CR, and which header the parser treats specially it is.
+    /// One pass over a header line's name: where the token characters before the colon end, and which header the
+    /// parser treats specially it is.
     @inline(__always)  // see readHeaders
-    private static func scanName(_ bytes: Span<UInt8>) -> (nameEnd: Int, hasCR: Bool, kind: ReceivedHead.Kind) {
-        if ByteSearch.firstIndex(of: 0x0D, in: bytes) != nil { return (0, true, .other) }
+    private static func scanName(_ bytes: Span<UInt8>) -> (nameEnd: Int, kind: ReceivedHead.Kind) {
         if ByteSearch.hasPrefix(bytes, "Content-Disposition:") {
-            return (19, false, .contentDisposition)  // the spelling every client sends: a token, no loop
+            return (19, .contentDisposition)  // the spelling every client sends: a token, no loop
         }
         var end = 0
         while end < bytes.count, MultipartHeaders.isTokenCharacter(bytes[end]) { end += 1 }
-        guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, false, .other) }
-        return (end, false, ReceivedHead.Kind(bytes.extracting(..<end)))
+        guard end > 0, end < bytes.count, bytes[end] == UInt8(ascii: ":") else { return (end, .other) }
+        return (end, ReceivedHead.Kind(bytes.extracting(..<end)))
     }
 
-    /// Checks one whole header line, the buffer's bytes in `range` without the line break, and counts it in the
-    /// block. The line is read into the head only when the block is complete (``makeHead(_:lineBytes:)``).
-    ///
-    /// A continuation line (obsolete folding, RFC 5322 §3.2.2) is only checked here; `ReceivedHead.make` joins it
-    /// to the previous value with one space, trimming each piece.
-    @inline(__always)  // see readHeaders
-    private func parseHeaderLine(_ range: Range<Int>, into block: inout HeaderBlock) throws {
-        let line = buffer[range]  // taken here, not passed in: an argument sliced from the buffer copies the parser
-        let offset = bodyOffset(line.startIndex)
+    /// Checks one whole header line, the buffer's bytes in `range` without the line break (a bare CR is already
+    /// refused), and counts it in the block. Returns the field's colon and kind, or nil for a continuation line
+    /// (obsolete folding, RFC 5322 §3.2.2), which is only checked here: `ReceivedHead.make` joins it to the previous
+    /// value with one space, trimming each piece. The lines are read into the head only when the block is complete
+    /// (``makeHead(_:lineBytes:)``).
+    @inline(__always)  // and `mutating`, which it need not be: see readHeaders
+    private mutating func parseHeaderLine(
+        _ range: Range<Int>, into block: inout HeaderBlock
+    ) throws -> (colon: Int, kind: ReceivedHead.Kind)? {
+        let start = buffer.startIndex
+        let line = buffer.span.extracting((range.lowerBound - start)..<(range.upperBound - start))  // no retain
+        let offset = bodyOffset(range.lowerBound)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
-        // decide); a bare CR is refused, since a CR-only line ending would hide a header from CRLF readers.
-        // One pass over the name: token characters up to the colon.
-        let (nameEnd, hasCR, kind) = Self.scanName(line.span)
-        if hasCR { throw headerError("a header line holds a bare CR", offset: offset) }
-        if Self.isBlank(line[line.startIndex]) {
-            guard block.fields > 0 else {
+        // decide). One pass over the name: token characters up to the colon.
+        if Self.isBlank(line[0]) {
+            guard !headerFields.isEmpty else {
                 throw headerError("the first header line is a continuation", offset: offset)
             }
             block.quirks.insert(.headerFolding)
-            return
+            return nil
         }
-        let colon = line.startIndex + nameEnd
-        guard colon < line.endIndex, line[colon] == UInt8(ascii: ":"), nameEnd > 0 else {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-                throw headerError("the header line \(Self.quoted(line)) has no ':'", offset: offset)
+        let (nameEnd, kind) = Self.scanName(line)
+        guard nameEnd > 0, nameEnd < line.count, line[nameEnd] == UInt8(ascii: ":") else {
+            let text = buffer[range]
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else {
+                throw headerError("the header line \(Self.quoted(text)) has no ':'", offset: offset)
             }
-            throw headerError("the header name \(Self.quoted(line[..<colon])) is not an RFC 9110 token", offset: offset)
+            throw headerError("the header name \(Self.quoted(text[..<colon])) is not an RFC 9110 token", offset: offset)
         }
-        guard block.fields < limits.maxHeadersPerPart else {
+        guard headerFields.count < limits.maxHeadersPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "part \(partCount) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
                 offset: offset, partIndex: partCount - 1)
         }
-        block.fields += 1
         switch kind {
         case .contentDisposition: block.dispositions += 1
         case .contentType: block.contentTypes += 1
         case .other: break
         }
+        return (range.lowerBound + nameEnd, kind)
     }
 
     /// The part's head from its complete header block, whose lines are the first `lineBytes` bytes of the buffer:
@@ -160,12 +183,11 @@ extension MultipartParser {
                 offset: bufferOffset, partIndex: partCount - 1)
         }
         let dropping = (max(block.dispositions - 1, 0), max(block.contentTypes - 1, 0))
-        let (index, fieldCount) = (partCount - 1, block.fields - dropping.0 - dropping.1)
-        let maxParameters = limits.maxParametersPerHeader
+        let (index, maxParameters) = (partCount - 1, limits.maxParametersPerHeader)
         let head: ReceivedHead
         do {
             head = try ReceivedHead.make(
-                index: index, lines: buffer.span.extracting(..<lineBytes), fieldCount: fieldCount,
+                index: index, lines: buffer.span.extracting(..<lineBytes), fields: headerFields.span,
                 dropping: dropping, maxParameters: maxParameters)
         } catch var error as MultipartError {
             if error.code == .limitExceeded {

@@ -65,6 +65,10 @@ public struct MultipartParser: Sendable {
     var state: State = .preamble(skippedBoundary: nil)
     /// The search for `--boundary` (which it holds as `dashBoundary`), after a line break or anywhere.
     let scanner: BoundaryScanner
+    /// The fields of the header block being read (in `.headers`), as each line was checked, so that the head is
+    /// made without reading the lines again. Kept from part to part so that its storage is reused; at most
+    /// ``Limits/maxHeadersPerPart`` entries.
+    var headerFields: [ReceivedHead.Field] = []
 
     /// The parser's states. Each carries what it needs and says where it goes next.
     enum State: Sendable {
@@ -114,9 +118,8 @@ public struct MultipartParser: Sendable {
         /// Bytes at the buffer's start that are whole header lines, none of them empty, already parsed into
         /// `fields`, so that input arriving a byte at a time is scanned once, not once per byte.
         var scanned = 0
-        /// Header fields in those lines (continuations not counted), and how many are `Content-Disposition` and
-        /// `Content-Type`. The lines themselves are read into the part's head when the block is complete.
-        var fields = 0
+        /// How many fields in those lines are `Content-Disposition` and `Content-Type` (the fields themselves are
+        /// the parser's `headerFields`). The lines are read into the part's head when the block is complete.
         var dispositions = 0
         var contentTypes = 0
         /// Quirks met in these lines; recorded when the block is complete, so that a limit error inside the

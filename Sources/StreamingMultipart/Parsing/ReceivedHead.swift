@@ -27,59 +27,67 @@ struct ReceivedHeadInfo {
 struct ReceivedHead {
     private let record: PackedRecord<ReceivedHeadInfo>
 
+    /// A header field as the parser checked it: offsets from the start of the block's lines.
+    struct Field {
+        /// Where its line starts, and its colon.
+        var start: Int
+        var colon: Int
+        /// Where its line's content ends (before the line break), and where the next line starts.
+        var end: Int
+        var next: Int
+        var kind: Kind
+    }
+
     /// A head with the fields of `lines`: complete header lines, each ending in LF (CRLF in strict mode), none
-    /// empty, each a `name:value` line or a continuation of the one before. `fieldCount` counts the fields kept;
-    /// the first `dropping.dispositions` `Content-Disposition` and `dropping.contentTypes` `Content-Type` fields
-    /// are left out.
+    /// empty, each a `name:value` line or a continuation of the one before; `fields` are the `name:value` lines,
+    /// as the parser found them, so that only continuation lines are searched here. The first
+    /// `dropping.dispositions` `Content-Disposition` and `dropping.contentTypes` `Content-Type` fields are left out.
     ///
     /// - Throws: what ``ContentDisposition``'s parsing throws for the `Content-Disposition` field, which must be
     ///   there.
     static func make(
-        index: Int, lines: Span<UInt8>, fieldCount: Int,
+        index: Int, lines: Span<UInt8>, fields: Span<Field>,
         dropping: (dispositions: Int, contentTypes: Int),
         maxParameters: Int
     ) throws -> ReceivedHead {
+        let fieldCount = fields.count - dropping.dispositions - dropping.contentTypes
         let record = try PackedRecord<ReceivedHeadInfo>.make(tableCount: 2 * fieldCount, byteCapacity: lines.count) {
             table, bytes in
             var info = ReceivedHeadInfo(index: index, fieldCount: fieldCount)
-            var field = 0
+            var kept = 0
             var dropping = dropping
-            var skipsContinuations = false
-            var lineStart = 0
-            while lineStart < lines.count {
-                let newline = ByteSearch.firstIndex(of: 0x0A, in: lines, from: lineStart)!  // every line ends in LF
-                let end = newline > lineStart && lines[newline - 1] == 0x0D ? newline - 1 : newline
-                let line = lines.extracting(lineStart..<end)
-                lineStart = newline + 1
-                if MultipartParser.isBlank(line[0]) {  // a continuation: joined to the value with one space
-                    let piece = line.extracting(HeaderValueParser.trimmed(line, 0..<line.count))
-                    guard !skipsContinuations, !piece.isEmpty else { continue }
-                    if bytes.count > table[2 * field - 2] { bytes.append(UInt8(ascii: " ")) }
-                    bytes.append(copying: piece)
-                    table[2 * field - 1] = bytes.count
-                    continue
-                }
-                let colon = ByteSearch.firstIndex(of: UInt8(ascii: ":"), in: line)!
-                let name = line.extracting(..<colon)
-                let kind = Kind(name)
-                if kind == .contentDisposition, dropping.dispositions > 0 {
+            for index in fields.indices {
+                let field = fields[index]
+                if field.kind == .contentDisposition, dropping.dispositions > 0 {
                     dropping.dispositions -= 1
-                    skipsContinuations = true
-                    continue
+                    continue  // and its continuation lines
                 }
-                if kind == .contentType, dropping.contentTypes > 0 {
+                if field.kind == .contentType, dropping.contentTypes > 0 {
                     dropping.contentTypes -= 1
-                    skipsContinuations = true
                     continue
                 }
-                skipsContinuations = false
-                bytes.append(copying: name)
-                table[2 * field] = bytes.count
+                let line = lines.extracting(field.start..<field.end)
+                let colon = field.colon - field.start
+                bytes.append(copying: line.extracting(..<colon))
+                table[2 * kept] = bytes.count
                 bytes.append(copying: line.extracting(HeaderValueParser.trimmed(line, (colon + 1)..<line.count)))
-                table[2 * field + 1] = bytes.count
-                if kind == .contentDisposition { info.dispositionField = field }
-                if kind == .contentType { info.contentTypeField = field }
-                field += 1
+                // Continuation lines, up to the next field: each joined to the value with one space.
+                let continuationsEnd = index + 1 < fields.count ? fields[index + 1].start : lines.count
+                var lineStart = field.next
+                while lineStart < continuationsEnd {
+                    let newline = ByteSearch.firstIndex(of: 0x0A, in: lines, from: lineStart)!  // every line ends in LF
+                    let end = lines[newline - 1] == 0x0D ? newline - 1 : newline  // a continuation is never empty
+                    let line = lines.extracting(lineStart..<end)
+                    lineStart = newline + 1
+                    let piece = line.extracting(HeaderValueParser.trimmed(line, 0..<line.count))
+                    guard !piece.isEmpty else { continue }
+                    if bytes.count > table[2 * kept] { bytes.append(UInt8(ascii: " ")) }
+                    bytes.append(copying: piece)
+                }
+                table[2 * kept + 1] = bytes.count
+                if field.kind == .contentDisposition { info.dispositionField = kept }
+                if field.kind == .contentType { info.contentTypeField = kept }
+                kept += 1
             }
             let disposition = bytes.span.extracting(
                 table[2 * info.dispositionField]..<table[2 * info.dispositionField + 1])
