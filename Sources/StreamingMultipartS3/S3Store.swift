@@ -23,8 +23,9 @@ public import StreamingMultipart
 /// caller. A deployment should still give the bucket a lifecycle rule that aborts incomplete multipart uploads
 /// after a day: a process that is killed cleans up nothing.
 ///
-/// Each part carries `x-amz-checksum-sha256` and is signed with its SHA-256 as the payload hash; a failed part is
-/// sent again (``S3Store/Configuration/retry``) from the bytes held until S3 acknowledged it. The client's filename
+/// Each part carries its checksum, which S3 checks (``S3Store/Configuration/checksum``): `x-amz-checksum-sha256`
+/// with the SHA-256 signed as the payload hash by default, or `x-amz-checksum-crc32c` at memory speed beside
+/// `UNSIGNED-PAYLOAD` (for https endpoints); a failed part is sent again (``S3Store/Configuration/retry``) from the bytes held until S3 acknowledged it. The client's filename
 /// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, and its content type as sent into
 /// `x-amz-meta-content-type`, percent-encoded (any text is then safe in a header). The object's own `Content-Type`
 /// is the client's only when ``S3Store/Configuration/storedContentTypes`` allows it (images, media, PDF, plain text by

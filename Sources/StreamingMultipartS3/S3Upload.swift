@@ -129,12 +129,13 @@ actor S3Upload: MultipartStoreWriter {
         let lease = gathered.map(PartLease.init)
         defer { lease?.end() }
         let body: S3Client.Body = lease.map { .part($0) } ?? .empty
-        let hash = gathered?.sha256() ?? SHA256.hash(data: [UInt8]())
+        let checksum = configuration.checksum
+        let sum = checksum.of(gathered)
         try withParts { $0.gathered = nil }
         let answer = try await S3Retry.run(configuration) {
             try await client.send(
-                .PUT, key: key, headers: objectHeaders + [("x-amz-checksum-sha256", Self.checksum(hash))],
-                body: body, payloadHash: SigV4Signer.hex(hash))
+                .PUT, key: key, headers: objectHeaders + checksum.headers(sum.value), body: body,
+                payloadHash: sum.payloadHash)
         }
         state = .stored
         return object(etag: answer.headers.first(name: "ETag"))
@@ -147,9 +148,10 @@ actor S3Upload: MultipartStoreWriter {
         }
         while try withParts({ !$0.inFlight.isEmpty }) { try await collectOldest() }
         let acknowledged = try withParts { $0.acknowledged.sorted { $0.number < $1.number } }
+        let element = "Checksum" + configuration.checksum.algorithmName
         let list = acknowledged.map {
             "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escaped($0.etag))</ETag>"
-                + "<ChecksumSHA256>\($0.checksum)</ChecksumSHA256></Part>"
+                + "<\(element)>\($0.checksum)</\(element)></Part>"
         }
         let body = S3Client.Body.bytes(
             ByteBuffer(
@@ -214,7 +216,7 @@ actor S3Upload: MultipartStoreWriter {
             let answer = try await S3Retry.run(configuration) {
                 try await client.send(
                     .POST, key: key, query: [("uploads", "")],
-                    headers: objectHeaders + [("x-amz-checksum-algorithm", "SHA256")])
+                    headers: objectHeaders + [("x-amz-checksum-algorithm", configuration.checksum.algorithmName)])
             }
             guard let id = XMLText.value(of: "UploadId", in: answer.text), !id.isEmpty else {
                 throw S3Error(
@@ -281,21 +283,20 @@ actor S3Upload: MultipartStoreWriter {
     static let chargeStep = 1 << 20
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
-    /// part's hash is computed there too); the part is lent to its requests until S3 answers.
+    /// part's checksum is computed there too); the part is lent to its requests until S3 answers.
     private static func uploadTask(
         _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client
     ) -> Task<Part, any Error> {
         Task.detached {
             defer { lease.end() }
-            guard let hash = lease.part.map({ $0.sha256() }) else { throw CancellationError() }
-            let checksum = Self.checksum(hash)
+            let checksum = client.configuration.checksum
+            guard let sum = lease.part.map({ checksum.of($0) }) else { throw CancellationError() }
             let answer = try await S3Retry.run(client.configuration) {
                 try await client.send(
                     .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                    headers: [("x-amz-checksum-sha256", checksum)], body: .part(lease),
-                    payloadHash: SigV4Signer.hex(hash))
+                    headers: checksum.headers(sum.value), body: .part(lease), payloadHash: sum.payloadHash)
             }
-            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: checksum)
+            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: sum.value)
         }
     }
 
@@ -321,7 +322,4 @@ actor S3Upload: MultipartStoreWriter {
         return MultipartStoredObject(
             key: key, location: "s3://\(configuration.bucket)/\(key)", attributes: attributes)
     }
-
-    /// A SHA-256 as `x-amz-checksum-sha256` carries it: base64.
-    static func checksum(_ hash: SHA256.Digest) -> String { Data(hash).base64EncodedString() }
 }

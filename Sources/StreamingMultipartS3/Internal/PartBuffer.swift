@@ -77,6 +77,13 @@ final class PartBuffer: @unchecked Sendable {
         SHA256.hash(data: UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// The CRC-32C of the bytes written, most significant byte first.
+    func crc32c() -> [UInt8] {
+        var digest = CRC32CDigest()
+        digest.update(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count).span)
+        return digest.finalize()
+    }
+
     /// A copy of at most `maxLength` bytes from `offset`, as AsyncHTTPClient sends a body.
     func chunk(from offset: Int, maxLength: Int) -> ByteBuffer {
         let length = min(maxLength, count - offset)
