@@ -20,9 +20,9 @@ payload=${BENCHMARK_DIR:-/tmp}/streaming-multipart-upload-1073741824.bin
 [ "$(stat -c %s "$payload" 2>/dev/null || echo 0)" = 1073741824 ] || head -c 1073741824 /dev/urandom > "$payload"
 mkdir -p "$work/spool"
 
-"$server" --port 0 --spool-dir "$work/spool" --no-sha256 --resume-window 0 > "$work/off.out" 2> /dev/null &
+"$server" --port 0 --spool-dir "$work/spool" --digest none --resume-window 0 > "$work/off.out" 2> /dev/null &
 off_pid=$!
-"$server" --port 0 --spool-dir "$work/spool" --no-sha256 > "$work/on.out" 2> /dev/null &
+"$server" --port 0 --spool-dir "$work/spool" --digest none > "$work/on.out" 2> /dev/null &
 on_pid=$!
 pids=("$off_pid" "$on_pid")
 for _ in $(seq 100); do

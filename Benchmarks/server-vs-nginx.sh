@@ -66,7 +66,7 @@ CONF
 nginx -p "$work" -c "$work/nginx.conf" &
 pids+=($!)
 
-"$server" --port 0 --spool-dir "$work/spool" --no-sha256 > "$work/plain.out" 2> /dev/null &
+"$server" --port 0 --spool-dir "$work/spool" --digest none > "$work/plain.out" 2> /dev/null &
 plain_pid=$!
 "$server" --port 0 --spool-dir "$work/spool" > "$work/sha.out" 2> /dev/null &
 sha_pid=$!

@@ -53,7 +53,7 @@ PY
 # The two servers (SHA-256 on and off) and the sink, in the background; each prints its port.
 "$server" --port 0 --spool-dir "$work/spool" > "$work/sha.out" 2> /dev/null &
 sha_pid=$!
-"$server" --port 0 --spool-dir "$work/spool" --no-sha256 > "$work/plain.out" 2> /dev/null &
+"$server" --port 0 --spool-dir "$work/spool" --digest none > "$work/plain.out" 2> /dev/null &
 plain_pid=$!
 python3 "$work/sink.py" > "$work/sink.out" &
 sink_pid=$!

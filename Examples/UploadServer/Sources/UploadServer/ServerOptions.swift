@@ -1,5 +1,21 @@
 import ArgumentParser
 import Foundation
+import StreamingMultipart
+import StreamingMultipartCrypto
+
+/// The digest `--digest` names.
+enum FileDigest: String, ExpressibleByArgument, CaseIterable {
+    case sha256, crc32c, none
+
+    /// The spooler's digest; nil for none.
+    var spoolDigest: (any SpoolDigest.Type)? {
+        switch self {
+        case .sha256: SHA256Digest.self
+        case .crc32c: CRC32CDigest.self
+        case .none: nil
+        }
+    }
+}
 
 /// The command line, read by ArgumentParser (`UploadServer --help` lists it). Every limit has a default fit for a
 /// small server.
@@ -14,8 +30,12 @@ struct ServerOptions: ParsableCommand {
     var spoolDir: String?
     @Option(help: "The most bytes one file may have.")
     var maxFileBytes: Int64 = 8 << 30
-    @Flag(inversion: .prefixedNo, help: "Whether each file's SHA-256 is computed (off to measure what it costs).")
-    var sha256 = true
+    @Option(
+        help: """
+            Each file's digest, in the answer: sha256, crc32c (at memory speed; with --store, each part's checksum \
+            too, sent as UNSIGNED-PAYLOAD: use an https endpoint) or none.
+            """)
+    var digest = FileDigest.sha256
     @Option(help: "A request head must arrive whole within this many seconds.")
     var headerTimeout = 10.0
     @Option(help: "A connection with nothing read or written for this many seconds is closed.")

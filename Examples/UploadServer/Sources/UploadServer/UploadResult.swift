@@ -1,4 +1,5 @@
 import StreamingMultipart
+import StreamingMultipartCrypto
 
 /// What `POST /upload` answers: the fields, and each file with what the client said of it and what arrived.
 ///
@@ -20,7 +21,9 @@ struct UploadResult: Encodable {
         var filename: String
         var contentType: String?
         var size: Int64
+        /// The file's digest in hex, under its algorithm's name (`--digest`).
         var sha256: String?
+        var crc32c: String?
         /// The object's key, when the server stores files in a bucket (`--store`).
         var key: String?
     }
@@ -39,7 +42,9 @@ struct UploadResult: Encodable {
             File(
                 field: Self.prefix($0.name, bytes: echoBytes), filename: Self.prefix($0.filename, bytes: echoBytes),
                 contentType: $0.contentType.map { Self.prefix($0, bytes: echoBytes) }, size: $0.byteCount,
-                sha256: $0.digest?.hex, key: $0.storedObject?.key)
+                sha256: $0.digest.flatMap { $0.algorithm == SHA256Digest.algorithm ? $0.hex : nil },
+                crc32c: $0.digest.flatMap { $0.algorithm == CRC32CDigest.algorithm ? $0.hex : nil },
+                key: $0.storedObject?.key)
         }
     }
 

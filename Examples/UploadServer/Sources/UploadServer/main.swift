@@ -64,16 +64,17 @@ if let (bucket, prefix) = options.bucketAndPrefix, let endpoint = options.endpoi
         configuration.partSize = options.s3PartSize
         configuration.concurrency = options.s3Concurrency
         configuration.memoryBudget = memoryBudget
+        if options.digest == .crc32c { configuration.checksum = .crc32c }
         s3Store = try S3Store(configuration: configuration, logger: logger)
         spooler = MultipartSpooler(
-            store: s3Store!, limits: limits, digest: options.sha256 ? SHA256Digest.self : nil, logger: logger)
+            store: s3Store!, limits: limits, digest: options.digest.spoolDigest, logger: logger)
     } catch {
         FileHandle.standardError.write(Data("UploadServer: \(error)\n".utf8))
         exit(1)
     }
 } else {
     spooler = MultipartSpooler(
-        directory: spoolDirectory, limits: limits, digest: options.sha256 ? SHA256Digest.self : nil,
+        directory: spoolDirectory, limits: limits, digest: options.digest.spoolDigest,
         diskBudget: budget)
 }
 let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes, logger: logger)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
 import StreamingMultipartURLSession
@@ -73,6 +74,30 @@ struct ClientTests {
         #expect(files.map(\.sha256) == [sha256(first), sha256(second)])
         #expect(answer.fields?.map(\.value) == ["Two"])
         #expect(try server.spooledFiles() == [])
+    }
+
+    /// `--digest` picks each file's digest in the answer: CRC-32C (checked here against the CRC-32C of what was
+    /// sent) or none; a digest the server does not know is refused at start, naming the ones it does.
+    @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
+    func theAnswerCarriesTheDigestTheServerWasStartedWith() async throws {
+        let outbox = try Outbox()
+        defer { outbox.remove() }
+        let content = randomBytes(3_000_000, seed: 73)
+        let path = try outbox.file("a.bin", content)
+        let whole = content[...]
+        var crc = CRC32CDigest()
+        crc.update(whole.span)
+        let crcHex = crc.finalize().map { String(format: "%02x", $0) }.joined()
+        for (digest, expected) in [("crc32c", crcHex), ("none", nil)] {
+            let server = try RunningServer(arguments: ["--digest", digest])
+            defer { server.stop() }
+            let result = try await run(onPath("curl")!, ["-sS", "-F", "f=@\(path)", "\(server.url)/upload"])
+            let file = try #require(try JSONDecoder().decode(Answer.self, from: result.output).files?.first)
+            #expect(file.crc32c == expected && file.sha256 == nil && file.size == Int64(content.count), "\(digest)")
+        }
+        let refused = try await run(RunningServer.binary!, ["--digest", "md5"])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("sha256") && refused.errors.contains("crc32c"), "\(refused.errors)")
     }
 
     @Test(.enabled(if: onPath("curl") != nil, "needs curl"))

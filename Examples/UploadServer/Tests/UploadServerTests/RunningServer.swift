@@ -233,6 +233,7 @@ struct Answer: Decodable {
         var contentType: String?
         var size: Int64
         var sha256: String?
+        var crc32c: String?
     }
 
     struct Failure: Decodable {

@@ -170,7 +170,7 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
                     "5242880",
                     "--s3-concurrency", "2", "--s3-memory", String(budget), "--s3-memory-wait", "3", "--max-uploads",
                     "50",
-                    "--no-sha256",
+                    "--digest", "none",
                 ], environment: store.environment)
         }
         defer { server.stop() }
