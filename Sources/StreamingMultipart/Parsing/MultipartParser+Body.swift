@@ -25,12 +25,12 @@ extension MultipartParser {
         let start = buffer.startIndex
         var end: Int
         var next = State.body(part)
-        var pendingError: MultipartError?
+        var pendingError: Failure?
         if let found = findDelimiter(from: start) {
             if let delimiter = found.delimiter {
                 next = .delimiter(delimiter)
-            } else if case .invalid(let error) = found.kind {
-                pendingError = error
+            } else if case .invalid(let failure) = found.kind {
+                pendingError = failure
             }
             end = found.start
         } else {
@@ -38,7 +38,7 @@ extension MultipartParser {
         }
         guard end > start else {
             state = next
-            if let pendingError { throw pendingError }
+            if let pendingError { throw pendingError.error }
             if case .delimiter = next { return .delimiterAhead }
             return .needInput
         }
@@ -83,7 +83,7 @@ extension MultipartParser {
         case .part(let length): delimiter = Delimiter(length: length, closes: false, quirks: quirks)
         case .close(let length): delimiter = Delimiter(length: length, closes: true, quirks: quirks)
         case .needInput: return .needInput
-        case .invalid(let error): throw error
+        case .invalid(let failure): throw failure.error
         case .notDelimiter: return nil
         }
         state = .delimiter(delimiter)

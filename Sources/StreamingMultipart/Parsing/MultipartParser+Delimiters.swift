@@ -11,8 +11,10 @@ extension MultipartParser {
         case needInput
         /// A line that some reader of the body takes for a delimiter and others for data, or a malformed
         /// delimiter; thrown once the body bytes before it have been emitted, so that every chunking of the input
-        /// yields the same events before the error.
-        case invalid(MultipartError)
+        /// yields the same events before the error. Boxed (a ``Failure``), so that the kind, and every
+        /// `FoundDelimiter`, is a few words that cost nothing to drop: unboxed, the error made each part's body
+        /// step call a destructor.
+        case invalid(Failure)
     }
 
     /// A delimiter found in the buffer: where it starts, what it is, and the quirks it shows.
@@ -195,9 +197,10 @@ extension MultipartParser {
     /// An `invalidDelimiter` error at buffer index `index`, in the part being read (none in the preamble).
     private func invalid(_ message: String, _ index: Int, inPreamble: Bool) -> DelimiterKind {
         .invalid(
-            MultipartError(
-                code: .invalidDelimiter, message: message, offset: bodyOffset(index),
-                partIndex: inPreamble ? nil : partCount - 1))
+            Failure(
+                MultipartError(
+                    code: .invalidDelimiter, message: message, offset: bodyOffset(index),
+                    partIndex: inPreamble ? nil : partCount - 1)))
     }
 
     /// Finds the first delimiter inside a part at or after buffer index `from`: where it starts (its line break)

@@ -32,8 +32,8 @@ extension MultipartParser {
             case .needInput:
                 consume(max(buffer.startIndex, match - 2) - buffer.startIndex)  // its line break stays to be read
                 return false
-            case .invalid(let error):
-                throw error
+            case .invalid(let failure):
+                throw failure.error
             case .part(let length), .close(let length):
                 consume(start - buffer.startIndex)
                 if bufferOffset > 0 || lineStart != .bodyStart {
