@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The example upload server against the fastest thing that stores an upload, in one run, interleaved:
 #   Benchmarks/server-vs-nginx.sh [ROUNDS]        default 5
-# - 1 GiB with `curl -F` to the example server (release; no digest, and SHA-256), to Go's net/http + mime/multipart
+# - 1 GiB with `curl -F` to the example server (release; no digest, SHA-256, CRC-32C), to Go's net/http + mime/multipart
 #   server (Peers/go-server: no digest, and SHA-256), and as a raw `curl -T` PUT to nginx's WebDAV module, which
 #   writes the bytes to disk with no parsing at all: the ceiling for any server that parses. SHA-256 alone of the same
 #   1 GiB (OpenSSL, from the page cache) is timed in each round too. Each round runs every upload once, in a rotated
-#   order; the script prints each round, the medians and spread, the per-round ratios, and each server's peak RSS.
+#   order; the script prints each round, the medians and spread, the per-round ratios, each server's peak RSS, and the
+#   CPU time the server and curl used over the wall time (the machine's cores busy: 2.0 is all of a 2-core machine).
 # - Then 8 concurrent 128 MiB uploads to each server (no digest) while a probe times `GET /` every 50 ms: the
 #   aggregate MiB/s and the probe's p50/p99, ROUNDS times each, interleaved.
 # Needs nginx (Debian's, with http_dav_module), go, curl, python3. Files go to $BENCHMARK_DIR (default /tmp).
@@ -70,30 +71,60 @@ pids+=($!)
 plain_pid=$!
 "$server" --port 0 --spool-dir "$work/spool" > "$work/sha.out" 2> /dev/null &
 sha_pid=$!
+"$server" --port 0 --spool-dir "$work/spool" --digest crc32c > "$work/crc.out" 2> /dev/null &
+crc_pid=$!
 "$work/goserver" "$work/go-spool" > "$work/go.out" &
 go_pid=$!
 "$work/goserver" "$work/go-spool" sha256 > "$work/go-sha.out" &
 go_sha_pid=$!
-pids+=("$plain_pid" "$sha_pid" "$go_pid" "$go_sha_pid")
+pids+=("$plain_pid" "$sha_pid" "$crc_pid" "$go_pid" "$go_sha_pid")
 for _ in $(seq 100); do
-  grep -q listening "$work/plain.out" && grep -q listening "$work/sha.out" && grep -q listening "$work/go.out" \
+  grep -q listening "$work/plain.out" && grep -q listening "$work/sha.out" && grep -q listening "$work/crc.out" \
+    && grep -q listening "$work/go.out" \
     && grep -q listening "$work/go-sha.out" && [ -f "$work/nginx.pid" ] && break
   sleep 0.1
 done
 port() { sed -E 's/.*127\.0\.0\.1:([0-9]+).*/\1/' "$1"; }
 
 python3 - "$rounds" "$big" "$small" "$work" "$nginx_port" "$(port "$work/plain.out")" "$(port "$work/sha.out")" \
-  "$(port "$work/go.out")" "$(port "$work/go-sha.out")" "$plain_pid" "$sha_pid" "$go_pid" "$go_sha_pid" <<'PY'
-import os, statistics, subprocess, sys, threading, time, urllib.request
+  "$(port "$work/go.out")" "$(port "$work/go-sha.out")" "$(port "$work/crc.out")" \
+  "$plain_pid" "$sha_pid" "$go_pid" "$go_sha_pid" "$crc_pid" <<'PY'
+import os, resource, statistics, subprocess, sys, threading, time, urllib.request
 rounds, big, small, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-nginx, plain, sha, go, go_sha = (int(port) for port in sys.argv[5:10])
-server_pids = dict(zip(["ours, no digest", "ours, SHA-256", "Go, no digest", "Go, SHA-256"], map(int, sys.argv[10:14])))
+nginx, plain, sha, go, go_sha, crc = (int(port) for port in sys.argv[5:11])
+server_pids = dict(zip(["ours, no digest", "ours, SHA-256", "Go, no digest", "Go, SHA-256", "ours, CRC-32C"],
+                       map(int, sys.argv[11:16])))
 MiB = 1 << 20
+ticks = os.sysconf("SC_CLK_TCK")
+
+def cpu_seconds(pids):
+    """The user and system CPU time the processes `pids` used so far."""
+    total = 0
+    for pid in pids:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+busy = {}  # name -> per round, (the server's CPU + curl's) / wall: the cores busy
 
 def curl(args):
     output = subprocess.run(["curl", "-sS", "-f", "-o", "/dev/null", "-w", "%{time_total}"] + args,
                             check=True, capture_output=True, text=True).stdout
     return float(output)
+
+def measured(name, pids, run):
+    """Runs `run`, noting the cores that the processes `pids` and this script's children kept busy."""
+    def measure():
+        before, client = cpu_seconds(pids()), children_cpu()
+        seconds = run()
+        used = cpu_seconds(pids()) - before + children_cpu() - client
+        busy.setdefault(name, []).append(used / seconds)
+        return seconds
+    return measure
 
 def post(port, path):
     return lambda: curl(["-F", f"file=@{path}", f"http://127.0.0.1:{port}/upload"])
@@ -110,10 +141,15 @@ def sha256_alone():
     subprocess.run(["openssl", "dgst", "-sha256", big], check=True, capture_output=True)
     return time.perf_counter() - start
 
+def nginx_workers():
+    return [int(pid) for pid in subprocess.run(["pgrep", "-f", "nginx: worker"], capture_output=True,
+                                                   text=True).stdout.split() if os.path.exists(f"/proc/{pid}")]
+
 uploads = {
-    "nginx PUT": put(big, "big.bin"),
-    "ours, no digest": post(plain, big),
-    "ours, SHA-256": post(sha, big),
+    "nginx PUT": measured("nginx PUT", nginx_workers, put(big, "big.bin")),
+    "ours, no digest": measured("ours, no digest", lambda: [server_pids["ours, no digest"]], post(plain, big)),
+    "ours, SHA-256": measured("ours, SHA-256", lambda: [server_pids["ours, SHA-256"]], post(sha, big)),
+    "ours, CRC-32C": measured("ours, CRC-32C", lambda: [server_pids["ours, CRC-32C"]], post(crc, big)),
     "Go, no digest": post(go, big),
     "Go, SHA-256": post(go_sha, big),
     "SHA-256 alone": sha256_alone,
@@ -121,6 +157,7 @@ uploads = {
 names = list(uploads)
 for name in names:  # a warm-up of each, so every round reads the file from the page cache
     uploads[name]()
+busy.clear()
 times = {name: [] for name in names}
 print(f"1 GiB, {rounds} rounds, rotated order; seconds (MiB/s)")
 for round in range(rounds):
@@ -140,13 +177,17 @@ for name in names:
 ratio = lambda a, b: [y / x for x, y in zip(times[a], times[b])]  # a's speed / b's speed, per round
 print()
 print("per round, speed ÷ speed:")
-for a, b in [("ours, no digest", "nginx PUT"), ("ours, no digest", "Go, no digest"), ("ours, SHA-256", "Go, SHA-256"),
-             ("ours, SHA-256", "SHA-256 alone"), ("ours, SHA-256", "nginx PUT")]:
+for a, b in [("ours, no digest", "nginx PUT"), ("ours, CRC-32C", "nginx PUT"), ("ours, no digest", "Go, no digest"),
+             ("ours, SHA-256", "Go, SHA-256"), ("ours, SHA-256", "SHA-256 alone"), ("ours, SHA-256", "nginx PUT")]:
     print(f"  {a} / {b}: {spread(ratio(a, b))}")
 slower = [max(n, s) for n, s in zip(times["nginx PUT"], times["SHA-256 alone"])]
 with_sha = sorted(floor / ours for floor, ours in zip(slower, times["ours, SHA-256"]))
 print(f"  ours, SHA-256 / the slower of nginx PUT and SHA-256 alone: median {statistics.median(with_sha):.3f} "
       f"(range {with_sha[0]:.3f}-{with_sha[-1]:.3f})")
+print()
+print("cores busy (the server's and curl's CPU time over the wall time; 2.0 is the whole machine):")
+for name, values in busy.items():
+    print(f"  {name}: {spread(values)}")
 
 def peak_rss(pid):
     for line in open(f"/proc/{pid}/status"):

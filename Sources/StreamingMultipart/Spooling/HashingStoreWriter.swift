@@ -3,12 +3,12 @@
 /// chunk for any other store, see ``batchBytes``); each batch is handed to the store, then hashed by a task of its own
 /// when it is at least ``overlapMinimum``, which goes on while this one gathers and stores the next batch. Batch N + 1's
 /// task starts as soon as the batch is stored and continues from batch N's digest the moment it is ready, so the hash
-/// runs back to back; the writer waits for batch N's hash before it gathers batch N + 2.
+/// runs back to back; the writer waits for batch N's hash before it gathers batch N + 3.
 ///
 /// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
 /// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
-/// two batches of slices of the source's chunks. A hashing task left behind by a failed store ends by itself within
-/// one batch: it only reads the slices it was given.
+/// three batches of slices of the source's chunks. The hashing tasks left behind by a failed store end by themselves
+/// within two batches: they only read the slices they were given.
 ///
 /// Every call into the store runs with the body's watchdog paused: the store's wait is not the client's.
 struct HashingStoreWriter: ~Copyable {
@@ -30,6 +30,9 @@ struct HashingStoreWriter: ~Copyable {
     private var pendingBytes = 0
     /// Bytes at the head of `pending` that the digest already holds.
     private var alreadyHashed = 0
+    /// The hashing task before the one `hashing` holds, while it runs: the writer waits for it before it gathers
+    /// another batch.
+    private var inLine: Task<any SpoolDigest, Never>?
 
     /// Bytes gathered before a batch is stored: ``folderBatchBytes`` for the spool folder; 0 for any other store, which
     /// gets each chunk as it comes, since a store that gathers bytes (S3's parts) counts them against its own memory
@@ -109,14 +112,17 @@ struct HashingStoreWriter: ~Copyable {
             return
         case .running(let previous) where overlaps:
             // This batch's task starts now and continues from the previous one's digest the moment it is ready,
-            // so the hash runs back to back; this call waits for the previous one, so that two batches at most
-            // are held: this one, hashing, and the next, gathering.
+            // so the hash runs back to back. This call then waits for the task before the previous one, so that
+            // three batches at most are held (one hashing, one next in line, one gathering): a hash that fell behind
+            // while other work had the cores catches up without stopping the body.
             hashing = .running(Self.hash(batch, after: .running(previous)))
-            _ = await previous.value
+            if let inLine { _ = await inLine.value }
+            inLine = previous
         case .done(let digest) where overlaps:
             hashing = .running(Self.hash(batch, after: .done(digest)))
         case .running(let previous):
             var digest = await previous.value
+            inLine = nil
             for bytes in batch { digest.update(bytes) }
             hashing = .done(digest)
         case .done(var digest):
