@@ -70,13 +70,8 @@ extension OutputRawSpan {
 
     /// Appends a copy of `bytes`, which must fit in ``freeCapacity``.
     mutating func append(copying bytes: RawSpan) {
-        precondition(bytes.byteCount <= freeCapacity, "append(copying:) past the output's capacity")
-        guard !bytes.isEmpty else { return }
         bytes.withUnsafeBytes { source in
-            withUnsafeMutableBytes { buffer, initialized in
-                (buffer.baseAddress! + initialized).copyMemory(from: source.baseAddress!, byteCount: source.count)
-                initialized += source.count
-            }
+            withUnsafeMutableBytes { appendCopy(of: source, to: $0, initialized: &$1) }
         }
     }
 
@@ -134,12 +129,9 @@ extension OutputSpan where Element == UInt8 {
     /// made of a few short copies.
     @inline(__always)
     mutating func append(copying bytes: Span<UInt8>) {
-        precondition(bytes.count <= freeCapacity, "append(copying:) past the output's capacity")
-        guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBufferPointer { source in
-            withUnsafeMutableBufferPointer { buffer, initialized in
-                (buffer.baseAddress! + initialized).initialize(from: source.baseAddress!, count: source.count)
-                initialized += source.count
+        bytes.withUnsafeBytes { source in
+            withUnsafeMutableBufferPointer {
+                appendCopy(of: source, to: UnsafeMutableRawBufferPointer($0), initialized: &$1)
             }
         }
     }
@@ -183,4 +175,16 @@ extension Array where Element == UInt8 {
         }
         return result!
     }
+}
+
+/// Copies `source` into `buffer` after its first `initialized` bytes and counts them: the one copy of both output
+/// spans' `append(copying:)`. `source` must fit in what is left.
+@inline(__always)
+private func appendCopy(
+    of source: UnsafeRawBufferPointer, to buffer: UnsafeMutableRawBufferPointer, initialized: inout Int
+) {
+    precondition(source.count <= buffer.count - initialized, "append(copying:) past the output's capacity")
+    guard let start = source.baseAddress, source.count > 0 else { return }
+    (buffer.baseAddress! + initialized).copyMemory(from: start, byteCount: source.count)
+    initialized += source.count
 }
