@@ -117,6 +117,32 @@ import Testing
         #expect(quirks == [.headerFolding])
     }
 
+    /// A header line with a bare CR is refused once the byte after the CR arrives, not when the line ends (here it
+    /// never does), at the line's offset for every chunking; a CR that ends the input waits for that byte.
+    @Test(arguments: [MultipartParser.Mode.strict, .lenient])
+    func aBareCRInAHeaderIsRefusedAtTheByteAfterIt(_ mode: MultipartParser.Mode) {
+        let head = "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n"
+        let outcome = parseEveryChunking(crlf(head + "X-A: one\rtwo"), boundary: "xyz", mode: mode)
+        guard case .failed(let code, let offset, _, _) = outcome else {
+            Issue.record("a bare CR was taken: \(outcome)")
+            return
+        }
+        #expect(code == .invalidHeader && offset == Int64(head.utf8.count))
+        #expect(parseEveryChunking(crlf(head + "X-A: one\r"), boundary: "xyz", mode: mode).error == .truncated)
+    }
+
+    /// Lenient mode keeps the last of a repeated `Content-Type`: the first one's continuation lines go with it, and
+    /// a later field's are joined to its value.
+    @Test func aDroppedHeaderTakesItsContinuationLinesWithIt() throws {
+        let body = crlf(
+            "--xyz\r\nContent-Type: a/b\r\n  more\r\nContent-Disposition: form-data; name=\"a\"\r\n"
+                + "Content-Type: c/d\r\nX-Long: one\r\n two\r\n\r\nx\r\n--xyz--\r\n")
+        let head = try #require(parseEveryChunking(body, boundary: "xyz", mode: .lenient).parts?.first?.head)
+        #expect(head.contentType == "c/d")
+        #expect(head.headers.map(\.name.rawName) == ["Content-Disposition", "Content-Type", "X-Long"])
+        #expect(head.headers["x-long"] == "one two")
+    }
+
     @Test func contentDispositionIsTokenizedAndDecoded() throws {
         let disposition = #"form-data; filename="a;b=\"c\".txt"; name="we%22ird%0D%0A"; filename*=UTF-8''%E2%9C%93.txt"#
         let body = crlf("--xyz\r\nContent-Disposition: \(disposition)\r\n\r\nx\r\n--xyz--\r\n")
