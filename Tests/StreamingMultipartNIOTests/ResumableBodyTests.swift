@@ -170,14 +170,14 @@ import Testing
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 4 s windows:
-    /// 80 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
+    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 8 s windows:
+    /// 160 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
     /// value is the caption and the file's size. Windows of seconds, so that a loaded machine's scheduling delays
     /// do not break it: with 2 s windows, a CI run so loaded that this suite took 87 s saw the first window end before
-    /// the spool had begun to wait.
+    /// the spool had begun to wait, and with 4 s windows so did a run beside two busy loops (the suite took 112 s).
     func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
         var limits = MultipartSpooler.Limits()
-        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(4))
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(8))
         let spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
         return Task {
             try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
@@ -186,7 +186,7 @@ import Testing
         }
     }
 
-    /// The creation request drops halfway; the append comes 9 s later, over two windows: the spool does not time
+    /// The creation request drops halfway; the append comes 17 s later, over two windows: the spool does not time
     /// out, and the form is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
         let folder = try TemporaryFolder()
@@ -200,7 +200,7 @@ import Testing
         await #expect(throws: ResumableBodyTests.Dropped.self) {
             try await body.append(from: 0, creation, completes: true)
         }
-        try await Task.sleep(for: .seconds(9))
+        try await Task.sleep(for: .seconds(17))
         let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         appendFeed.yield(second)
         appendFeed.finish()
