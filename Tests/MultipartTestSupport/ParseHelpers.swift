@@ -33,32 +33,48 @@ package enum ParseOutcome: Equatable {
     }
 }
 
-/// Parses `body` fed as the given chunks, checking that events come in a valid order.
+/// Parses `body` fed as the given chunks, checking that events come in a valid order: once with the parser over
+/// array slices, once with its engine over lent storage (what a `ByteBuffer` body takes), which must agree.
 package func parse(
     _ body: [UInt8], boundary: String, mode: MultipartParser.Mode = .strict, limits: MultipartParser.Limits = .default,
     splitAt cuts: [Int]
 ) -> ParseOutcome {
-    var parser = try! MultipartParser(
-        boundary: MultipartBoundary(contentTypeBoundary: boundary), limits: limits, mode: mode)
+    let parsedBoundary = try! MultipartBoundary(contentTypeBoundary: boundary)
+    var parser = try! MultipartParser(boundary: parsedBoundary, limits: limits, mode: mode)
+    let arrays = parse(body, cuts: cuts, parser: &parser, slice: { $0 }, bytes: { $0 }, quirks: { $0.quirks })
+    var engine = MultipartParser.Engine<LentBytes>(boundary: parsedBoundary, limits: limits, mode: mode)
+    let lent = parse(
+        body, cuts: cuts, parser: &engine, slice: { LentBytes(copying: $0) },
+        bytes: { lent in lent.withSpan { span in (0..<span.count).map { span[$0] }[...] } }, quirks: { $0.quirks })
+    #expect(lent == arrays, "the engine over lent storage differs from the parser over arrays")
+    return arrays
+}
+
+/// The events of a parser or engine (`Parser`), fed `body` in the chunks `cuts` makes.
+private func parse<Parser: ParserEngine>(
+    _ body: [UInt8], cuts: [Int], parser: inout Parser, slice: (ArraySlice<UInt8>) -> Parser.Bytes,
+    bytes: (Parser.Bytes) -> ArraySlice<UInt8>, quirks: (Parser) -> MultipartParser.Quirks
+) -> ParseOutcome {
     var parts: [ParsedPart] = []
     var inPart = false
     var ended = false
     do {
         var start = 0
         for end in cuts + [body.count] where end >= start {
-            try parser.append(body[start..<end])
+            try parser.append(slice(body[start..<end]))
             start = end
-            while let event = try parser.next() {
+            while let event = try parser.nextEvent() {
                 switch event {
                 case .partHeaders(let head):
                     #expect(!inPart && !ended, "partHeaders inside a part or after end")
                     #expect(head.index == parts.count)
                     parts.append(ParsedPart(head: head, body: []))
                     inPart = true
-                case .bodyBytes(let bytes):
+                case .bodyBytes(let chunk):
+                    let chunk = bytes(chunk)
                     #expect(inPart, "bodyBytes outside a part")
-                    #expect(!bytes.isEmpty, "an empty bodyBytes event")
-                    parts[parts.count - 1].body += bytes
+                    #expect(!chunk.isEmpty, "an empty bodyBytes event")
+                    parts[parts.count - 1].body += chunk
                 case .partEnd:
                     #expect(inPart, "partEnd outside a part")
                     inPart = false
@@ -70,12 +86,52 @@ package func parse(
         }
         try parser.finish()
         #expect(ended, "finish() succeeded without an end event")
-        return .parsed(parts, parser.quirks)
+        return .parsed(parts, quirks(parser))
     } catch let error as MultipartError {
-        return .failed(error.code, offset: error.offset, partsSoFar: parts, quirks: parser.quirks)
+        return .failed(error.code, offset: error.offset, partsSoFar: parts, quirks: quirks(parser))
     } catch {
         Issue.record("unexpected error type: \(error)")
         return .failed(.invalidState, offset: nil)
+    }
+}
+
+/// An event of either storage, its body bytes still in it.
+private enum AnyEvent<Bytes> {
+    case partHeaders(MultipartParser.PartHead)
+    case bodyBytes(Bytes)
+    case partEnd
+    case end
+}
+
+/// The parser over arrays and its engine over lent storage, as `parse` drives them.
+private protocol ParserEngine {
+    associatedtype Bytes
+    mutating func append(_ bytes: Bytes) throws
+    mutating func nextEvent() throws -> AnyEvent<Bytes>?
+    mutating func finish() throws
+}
+
+extension MultipartParser: ParserEngine {
+    fileprivate mutating func nextEvent() throws -> AnyEvent<ArraySlice<UInt8>>? {
+        switch try next() {
+        case nil: nil
+        case .partHeaders(let head): .partHeaders(head)
+        case .bodyBytes(let bytes): .bodyBytes(bytes)
+        case .partEnd: .partEnd
+        case .end: .end
+        }
+    }
+}
+
+extension MultipartParser.Engine<LentBytes>: ParserEngine {
+    fileprivate mutating func nextEvent() throws -> AnyEvent<LentBytes>? {
+        switch try next() {
+        case nil: nil
+        case .partHeaders(let head): .partHeaders(head)
+        case .bodyBytes(let bytes): .bodyBytes(bytes)
+        case .partEnd: .partEnd
+        case .end: .end
+        }
     }
 }
 

@@ -170,6 +170,106 @@ import Testing
     }
 }
 
+extension ByteBufferTests {
+    /// The buffers of `bytes`, `size` bytes each, and the addresses of their bytes, in address order (the caller keeps
+    /// the buffers, so the addresses stay theirs).
+    func lentBuffers(of bytes: [UInt8], size: Int) -> (buffers: [ByteBuffer], regions: [Range<Int>]) {
+        let buffers = stride(from: 0, to: bytes.count, by: size).map {
+            ByteBuffer(bytes: bytes[$0..<min($0 + size, bytes.count)])
+        }
+        let regions = buffers.map { buffer in
+            buffer.withUnsafeReadableBytes {
+                Int(bitPattern: $0.baseAddress)..<(Int(bitPattern: $0.baseAddress) + $0.count)
+            }
+        }
+        return (buffers, regions.sorted { $0.lowerBound < $1.lowerBound })
+    }
+
+    /// The region of `sorted` (ordered by address) that holds `address`, found by bisection.
+    func region(holding address: Int, in sorted: [Range<Int>]) -> Range<Int>? {
+        var (low, high) = (0, sorted.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle].lowerBound <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, sorted[low - 1].contains(address) else { return nil }
+        return sorted[low - 1]
+    }
+
+    /// A ByteBuffer body's parts come out as views of the buffers they came in (and as slices of them, made buffers
+    /// again): no byte is copied but the few the parser joins across two buffers, and the parts are those the
+    /// parser reads from the same bytes as arrays.
+    @Test(arguments: [1, 777, 65536])
+    func aByteBufferBodyComesOutAsViewsOfItsBuffers(size: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let bytes = try body.bytes()
+        let (buffers, regions) = lentBuffers(of: bytes, size: size)
+        let source = AsyncStream<ByteBuffer> { continuation in
+            for buffer in buffers { continuation.yield(buffer) }
+            continuation.finish()
+        }
+        var parts: [(String, [UInt8])] = []
+        var (inPlace, copied) = (0, 0)
+        for try await part in try source.multipartParts(contentType: body.contentType) {
+            var content: [UInt8] = []
+            for try await view in part.body {  // ByteBufferView
+                let address = view.withContiguousStorageIfAvailable { Int(bitPattern: $0.baseAddress) }
+                let start = try #require(address)
+                let buffer = ByteBuffer(view)
+                #expect(buffer.readableBytesView.elementsEqual(view))
+                if let region = region(holding: start, in: regions), start + view.count <= region.upperBound {
+                    inPlace += view.count
+                    let bufferStart = buffer.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) }
+                    #expect(bufferStart == start, "ByteBuffer(view) is a slice of the buffer the bytes came in")
+                } else {
+                    copied += view.count
+                }
+                content += view
+            }
+            parts.append((part.head.name, content))
+        }
+        var expected: [(String, [UInt8])] = []
+        let arrays = AsyncStream<[UInt8]> { continuation in
+            continuation.yield(bytes)
+            continuation.finish()
+        }
+        for try await part in try arrays.multipartParts(contentType: body.contentType) {
+            expected.append((part.head.name, try await part.body.collect(upTo: 1 << 20)))
+        }
+        #expect(parts.map(\.0) == expected.map(\.0))
+        #expect(parts.map(\.1) == expected.map(\.1))
+        #expect(inPlace + copied == 270_006)
+        if size >= 777 {
+            // At most a delimiter's start and its line break at each buffer's end.
+            #expect(copied <= buffers.count * 200, "copied \(copied) of \(inPlace + copied) bytes")
+        }
+    }
+
+    /// The files inside a multipart/mixed part of a ByteBuffer body parse from the outer part's views.
+    @Test func mixedPartsOfAByteBufferBodyParse() async throws {
+        let inner =
+            "--in\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\nAAA\r\n"
+            + "--in\r\nContent-Disposition: attachment; filename=\"b.txt\"\r\n\r\nBB\r\n--in--\r\n"
+        let outer =
+            "--out\r\nContent-Disposition: form-data; name=\"files\"\r\n"
+            + "Content-Type: multipart/mixed; boundary=in\r\n\r\n\(inner)\r\n--out--\r\n"
+        for size in [1, 5, 64, 4096] {
+            var files: [String] = []
+            for try await part in try buffers(of: Array(outer.utf8), size: size).multipartParts(boundary: .init("out"))
+            {
+                for try await file in try part.mixedParts() {
+                    let content = try await file.body.collect(upTo: 100)
+                    files.append(
+                        "\(file.head.name)/\(file.head.filename ?? ""): \(String(decoding: content, as: UTF8.self))")
+                }
+            }
+            #expect(files == ["files/a.txt: AAA", "files/b.txt: BB"], "buffers of \(size) bytes")
+        }
+    }
+}
+
 /// The progress a sequence reported, in order.
 final class ProgressLog: @unchecked Sendable {
     private let lock = NSLock()

@@ -91,7 +91,7 @@ struct BufferChunks: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buffers: buffers) }
 }
 
-/// The async parts over ByteBuffers, each copied once into an array (`ByteBuffer: MultipartChunk`).
+/// The async parts over ByteBuffers, which lend their storage: each body comes out as views of them (`ByteBufferView`).
 nonisolated func parseByteBuffers(_ buffers: BufferChunks, _ body: ParseFixtures.Body) async throws {
     var bytes = 0
     for try await part in try buffers.multipartParts(contentType: contentType, limits: limits()) {
@@ -99,6 +99,20 @@ nonisolated func parseByteBuffers(_ buffers: BufferChunks, _ body: ParseFixtures
     }
     precondition(bytes == body.bodyBytes)
 }
+
+/// The async parts over the same ByteBuffers, each copied into an array first: what the parts sequence did before
+/// buffers lent their storage, for the lent path to be measured against in the same run.
+nonisolated func parseCopiedByteBuffers(_ buffers: BufferChunks, _ body: ParseFixtures.Body) async throws {
+    var bytes = 0
+    let arrays = buffers.map { [UInt8]($0.readableBytesView) }
+    for try await part in try arrays.multipartParts(contentType: contentType, limits: limits()) {
+        for try await chunk in part.body { bytes += chunk.count }
+    }
+    precondition(bytes == body.bodyBytes)
+}
+
+/// Lent ByteBuffers' time over copied ones' ×100, the two back to back in each iteration.
+let lendingGain = BenchmarkMetric.custom("lent/copied ×100", polarity: .prefersSmaller, useScalingFactor: false)
 
 /// ByteBuffers' time over arrays' ×100, the two back to back in each iteration.
 let bufferCost = BenchmarkMetric.custom("ByteBuffers/arrays ×100", polarity: .prefersSmaller, useScalingFactor: false)
@@ -137,9 +151,24 @@ let benchmarks: @Sendable () -> Void = {
             buffers: stride(from: 0, to: body.bytes.count, by: 65536).map {
                 ByteBuffer(bytes: body.bytes[$0..<min($0 + 65536, body.bytes.count)])
             })
+        Benchmark("Async over ByteBuffers: \(name)", configuration: configuration) { benchmark in
+            let start = Payload.now()
+            try await parseByteBuffers(buffers, body)
+            Metrics.record(benchmark, bytes: body.bytes.count, parts: body.parts, since: start)
+        }
+        let lending = Benchmark.Configuration(
+            metrics: [lendingGain], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
+        Benchmark("ByteBuffers lent vs copied: \(name)", configuration: lending) { benchmark in
+            let start = Payload.now()
+            try await parseCopiedByteBuffers(buffers, body)
+            let middle = Payload.now()
+            try await parseByteBuffers(buffers, body)
+            let end = Payload.now()
+            benchmark.measurement(lendingGain, Int(100 * Double(end - middle) / Double(middle - start)))
+        }
         let copies = Benchmark.Configuration(
             metrics: [bufferCost], warmupIterations: 2, maxDuration: .seconds(20), maxIterations: 25)
-        Benchmark("ByteBuffer copy: \(name)", configuration: copies) { benchmark in
+        Benchmark("ByteBuffers vs arrays: \(name)", configuration: copies) { benchmark in
             let start = Payload.now()
             try await parseAsyncOffActors(body)
             let middle = Payload.now()

@@ -103,7 +103,7 @@ struct FormFieldCollector {
         while let event = try cursor.nextEvent() {
             switch consume event {
             case .partHeaders(let head): try begin(head)
-            case .bodyBytes(let bytes): try append(bytes)
+            case .bodyBytes(let bytes): try append(bytes.arraySlice)  // lent bytes copied: fields are short
             case .partEnd: try finish()
             case .end: return true
             }

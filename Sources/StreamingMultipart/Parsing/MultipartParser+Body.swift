@@ -1,7 +1,7 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// What one `.body` transition did.
     enum BodyStep {
-        case bytes(ArraySlice<UInt8>)
+        case bytes(Input)
         case delimiterAhead
         case needInput
     }
@@ -73,7 +73,7 @@ extension MultipartParser {
     private mutating func readDelimiterAtBodyStart() throws -> BodyStep? {
         let count = scanner.dashBoundary.count
         let prefix = min(buffer.count, count)
-        guard buffer.starts(with: scanner.dashBoundary[..<prefix]) else { return nil }
+        guard buffer.hasPrefix(scanner.dashBoundary[..<prefix]) else { return nil }
         guard prefix == count else { return .needInput }
         let start = buffer.startIndex
         let ending = readEnding(boundaryEnd: start + count)

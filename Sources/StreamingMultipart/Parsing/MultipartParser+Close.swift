@@ -1,4 +1,4 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// `.end`: the body is complete.
     ///
     /// Transitions: to `.afterClose`; returns `.end`.
@@ -22,7 +22,7 @@ extension MultipartParser {
         var index = buffer.startIndex
         var padding = padding
         while index < buffer.endIndex, Self.isBlank(buffer[index]) {
-            guard padding < Self.maxTransportPadding else {
+            guard padding < MultipartParser.maxTransportPadding else {
                 try textAfterClose(at: index, lenient: lenient)
                 consume(index - buffer.startIndex)
                 state = .epilogue
@@ -82,7 +82,7 @@ extension MultipartParser {
                 code: .invalidDelimiter,
                 message: mode == .strict
                     ? "text follows the close delimiter on its line; strict mode allows only "
-                        + "\(Self.maxTransportPadding) blanks and a line break"
+                        + "\(MultipartParser.maxTransportPadding) blanks and a line break"
                     : "text follows the close delimiter of an empty form on its line, where Go reads a preamble "
                         + "line and reads on",
                 offset: bodyOffset(index))

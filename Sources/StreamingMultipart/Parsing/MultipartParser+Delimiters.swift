@@ -1,4 +1,4 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// What a `--boundary` found in the input is. Used by the preamble and body states; changes no state.
     enum DelimiterKind {
         /// `--`: the close delimiter. `length` counts from the delimiter's first byte through the `--`.
@@ -77,7 +77,7 @@ extension MultipartParser {
             return buffer[index + 1] == UInt8(ascii: "-") ? .close(end: index + 2) : .text
         }
         while index < buffer.endIndex, Self.isBlank(buffer[index]) {
-            guard index - end < Self.maxTransportPadding else { return .tooMuchPadding(at: index) }
+            guard index - end < MultipartParser.maxTransportPadding else { return .tooMuchPadding(at: index) }
             index += 1
         }
         guard index < buffer.endIndex else { return .needInput }
@@ -131,7 +131,8 @@ extension MultipartParser {
         case .needInput:
             return .needInput
         case .tooMuchPadding(let index):
-            return invalid("more than \(Self.maxTransportPadding) bytes of transport padding after a boundary", index)
+            return invalid(
+                "more than \(MultipartParser.maxTransportPadding) bytes of transport padding after a boundary", index)
         case .bareCarriageReturn(let index):
             return invalid(
                 "a boundary line ends in a bare CR, which Werkzeug reads as a line break and other parsers as data",
@@ -210,8 +211,10 @@ extension MultipartParser {
         var searchFrom = from
         while true {
             let longerLinesAreData = mode == .lenient
-            let found = scanner.firstLineMatch(
-                in: buffer.span, from: searchFrom - buffer.startIndex, longerLinesAreData: longerLinesAreData)
+            let relativeFrom = searchFrom - buffer.startIndex
+            let found = buffer.withSpan {
+                scanner.firstLineMatch(in: $0, from: relativeFrom, longerLinesAreData: longerLinesAreData)
+            }
             guard let relative = found else { return nil }
             let match = buffer.startIndex + relative
             var start = match
@@ -243,7 +246,8 @@ extension MultipartParser {
     /// The buffer index from which bytes may begin a delimiter inside a part that later input completes; everything
     /// before it can be released. Equal to `buffer.endIndex` when no suffix can.
     func keepFrom(searchStart: Int) -> Int {
-        let relative = scanner.partialLineMatchStart(in: buffer.span, from: searchStart - buffer.startIndex)
+        let relativeStart = searchStart - buffer.startIndex
+        let relative = buffer.withSpan { scanner.partialLineMatchStart(in: $0, from: relativeStart) }
         guard var keep = relative.map({ buffer.startIndex + $0 }) else { return buffer.endIndex }
         if buffer[keep] == 0x0A, keep > buffer.startIndex, buffer[keep - 1] == 0x0D { keep -= 1 }  // the CR of a CRLF
         return keep

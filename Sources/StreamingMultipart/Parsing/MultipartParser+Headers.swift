@@ -1,4 +1,4 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// `.partStart`: counts the part against ``Limits/maxParts``.
     ///
     /// Transitions: to `.headers` with an empty block.
@@ -59,7 +59,7 @@ extension MultipartParser {
     private func indexOfLineBreak(from index: Int) -> Int? {
         let start = buffer.startIndex
         guard index < buffer.endIndex,
-            let found = ByteSearch.firstLineBreak(in: buffer.span, from: index - start).map({ start + $0 }),
+            let found = buffer.withSpan({ ByteSearch.firstLineBreak(in: $0, from: index - start) }).map({ start + $0 }),
             buffer[found] == 0x0A || found + 1 < buffer.endIndex
         else { return nil }
         return found
@@ -125,20 +125,25 @@ extension MultipartParser {
         _ range: Range<Int>, into block: inout HeaderBlock
     ) throws -> (colon: Int, kind: ReceivedHead.Kind)? {
         let start = buffer.startIndex
-        let line = buffer.span.extracting((range.lowerBound - start)..<(range.upperBound - start))  // no retain
+        let lineRange = (range.lowerBound - start)..<(range.upperBound - start)
         let offset = bodyOffset(range.lowerBound)
         // NUL and other control bytes are kept (the conformance suite expects them in names; applications
         // decide). One pass over the name: token characters up to the colon.
-        if Self.isBlank(line[0]) {
+        let (continues, nameEnd, kind, isField) = buffer.withSpan { bytes in
+            let line = bytes.extracting(lineRange)  // no retain
+            if Self.isBlank(line[0]) { return (true, 0, ReceivedHead.Kind.other, false) }
+            let (nameEnd, kind) = Self.scanName(line)
+            return (false, nameEnd, kind, nameEnd > 0 && nameEnd < line.count && line[nameEnd] == UInt8(ascii: ":"))
+        }
+        if continues {
             guard !headerFields.isEmpty else {
                 throw headerError("the first header line is a continuation", offset: offset)
             }
             block.quirks.insert(.headerFolding)
             return nil
         }
-        let (nameEnd, kind) = Self.scanName(line)
-        guard nameEnd > 0, nameEnd < line.count, line[nameEnd] == UInt8(ascii: ":") else {
-            let text = buffer[range]
+        guard isField else {
+            let text = buffer.copy(range)[...]
             guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else {
                 throw headerError("the header line \(Self.quoted(text)) has no ':'", offset: offset)
             }
@@ -186,9 +191,11 @@ extension MultipartParser {
         let (index, maxParameters) = (partCount - 1, limits.maxParametersPerHeader)
         let head: ReceivedHead
         do {
-            head = try ReceivedHead.make(
-                index: index, lines: buffer.span.extracting(..<lineBytes), fields: headerFields.span,
-                dropping: dropping, maxParameters: maxParameters)
+            head = try buffer.withSpan { bytes in
+                try ReceivedHead.make(
+                    index: index, lines: bytes.extracting(..<lineBytes), fields: headerFields.span,
+                    dropping: dropping, maxParameters: maxParameters)
+            }
         } catch var error as MultipartError {
             if error.code == .limitExceeded {
                 error.message =

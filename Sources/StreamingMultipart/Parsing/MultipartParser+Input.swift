@@ -1,4 +1,4 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// The rest of a chunk appended while the buffer still held bytes: a possible delimiter's start, or part of a
     /// header block.
     ///
@@ -10,19 +10,19 @@ extension MultipartParser {
     /// chunk. The buffer changes only there, when a state has asked for input, never under a state's feet.
     struct PendingChunk: Sendable {
         /// The chunk as appended.
-        let chunk: ArraySlice<UInt8>
+        let chunk: Input
         /// The index in `chunk` of its first byte not yet in the buffer.
         var next: Int
         /// How many of the buffer's last bytes are copies of `chunk`'s bytes just before `next`.
         var copied = 0
 
         /// The bytes not yet in the buffer.
-        var rest: ArraySlice<UInt8> { chunk[next...] }
+        var rest: Input { chunk[from: next] }
     }
 
     /// The fewest bytes of a pending chunk taken into the buffer at a time: enough to decide any delimiter that
     /// begins in a held tail (a line break, `--boundary`, ``maxTransportPadding`` blanks and a line break).
-    var minimumTake: Int { scanner.dashBoundary.count + Self.maxTransportPadding + 8 }
+    var minimumTake: Int { scanner.dashBoundary.count + MultipartParser.maxTransportPadding + 8 }
 
     /// Moves the next bytes of the pending chunk into the buffer, when the state needs more input than the buffer
     /// holds; returns false when nothing is pending.
@@ -32,7 +32,7 @@ extension MultipartParser {
     mutating func takePending() -> Bool {
         guard var pending else { return false }
         if pending.copied >= buffer.count {  // everything held is the chunk's: read the chunk itself from there
-            buffer = pending.chunk[(pending.next - buffer.count)...]
+            buffer = pending.chunk[from: pending.next - buffer.count]
             self.pending = nil
             return true
         }
@@ -59,7 +59,7 @@ extension MultipartParser {
     /// Drops all unread input, the pending chunk's too: the epilogue.
     mutating func skipInput() {
         bufferOffset = inputEnd
-        buffer = []
+        buffer = Input()
         pending = nil
     }
 }

@@ -40,6 +40,6 @@ extension MultipartParser {
                 partIndex: head.index)
         }
         try self.init(boundary: boundary, limits: limits, mode: mode)
-        mixedFieldName = head.name
+        engine.mixedFieldName = head.name
     }
 }

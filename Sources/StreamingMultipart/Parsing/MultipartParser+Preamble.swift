@@ -1,4 +1,4 @@
-extension MultipartParser {
+extension MultipartParser.Engine {
     /// `.preamble`: skips bytes up to the first delimiter, a chunk at a time; returns whether the state moved on.
     ///
     /// Every `--boundary` in the preamble is looked at, wherever it is on its line, since readers differ on which
@@ -12,7 +12,8 @@ extension MultipartParser {
         let count = scanner.dashBoundary.count
         var searchFrom = buffer.startIndex
         while true {
-            let found = scanner.firstMatch(in: buffer.span, from: searchFrom - buffer.startIndex)
+            let relativeFrom = searchFrom - buffer.startIndex
+            let found = buffer.withSpan { scanner.firstMatch(in: $0, from: relativeFrom) }
             guard let relative = found else {
                 // Skip the preamble in blocks, holding what may begin a boundary and the line break before it.
                 consume(max(0, buffer.count - (count - 1) - 2))

@@ -1,22 +1,38 @@
 public import Foundation
 
 /// A chunk of body bytes the async layer can parse: `[UInt8]` and `ArraySlice<UInt8>` without a copy, `Data`
-/// with one.
+/// with one, a `ByteBuffer` (`StreamingMultipartNIO`) without one, its parts' bodies handed out as views of it.
 public protocol MultipartChunk {
-    /// The chunk's bytes.
-    var multipartBytes: ArraySlice<UInt8> { get }
+    /// What a part's body comes out as, cut from chunks of this type (``MultipartParts/PartBody``'s element):
+    /// `ArraySlice<UInt8>` unless the chunk lends its storage, as a `ByteBuffer` does (`ByteBufferView`).
+    /// A chunk itself, so that a part's body parses in turn (a `multipart/mixed` part's files).
+    associatedtype MultipartSlice: RandomAccessCollection & Sendable & MultipartChunk = ArraySlice<UInt8>
+    where MultipartSlice.Element == UInt8
+
+    /// The chunk's bytes, as the parser reads them: a slice of an array, or lent storage.
+    var multipartBytes: MultipartBytes { get }
+
+    /// `bytes` as a part's body: a region of chunks of this type, or bytes the parser copied (when a body's bytes
+    /// were joined across two chunks).
+    static func multipartSlice(_ bytes: MultipartBytes) -> MultipartSlice
+}
+
+extension MultipartChunk where MultipartSlice == ArraySlice<UInt8> {
+    /// `bytes` as an array slice: the slice itself for bytes in an array, else a copy.
+    @inlinable
+    public static func multipartSlice(_ bytes: MultipartBytes) -> ArraySlice<UInt8> { bytes.arraySlice }
 }
 
 extension Array: MultipartChunk where Element == UInt8 {
-    public var multipartBytes: ArraySlice<UInt8> { self[...] }
+    public var multipartBytes: MultipartBytes { MultipartBytes(self[...]) }
 }
 
 extension ArraySlice: MultipartChunk where Element == UInt8 {
-    public var multipartBytes: ArraySlice<UInt8> { self }
+    public var multipartBytes: MultipartBytes { MultipartBytes(self) }
 }
 
 extension Data: MultipartChunk {
-    public var multipartBytes: ArraySlice<UInt8> { [UInt8](self)[...] }
+    public var multipartBytes: MultipartBytes { MultipartBytes([UInt8](self)[...]) }
 }
 
 extension AsyncSequence where Element: MultipartChunk {
@@ -143,9 +159,10 @@ extension MultipartParts {
         }
     }
 
-    /// A part's body as an async sequence of byte chunks (slices of the source's chunks wherever possible).
+    /// A part's body as an async sequence of byte chunks: slices of the source's chunks wherever possible
+    /// (`ArraySlice<UInt8>` for arrays, `ByteBufferView` for `ByteBuffer`s: see ``MultipartChunk/MultipartSlice``).
     public struct PartBody: AsyncSequence {
-        public typealias Element = ArraySlice<UInt8>
+        public typealias Element = Base.Element.MultipartSlice
 
         @usableFromInline let driver: PartsDriver<Base>
         @usableFromInline let index: Int
@@ -163,17 +180,17 @@ extension MultipartParts {
 
             /// The next bytes, on the caller's actor (SE-0421); inlinable as the parts iterator's `next` is.
             @inlinable
-            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> ArraySlice<UInt8>? {
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
                 while true {
                     switch try driver.nextBodyBytesNow(ofPart: index) {
-                    case .bytes(let bytes): return bytes
+                    case .bytes(let bytes): return Base.Element.multipartSlice(bytes)
                     case .none: return nil
                     case .needsInput: try await driver.pull(isolation: actor)
                     }
                 }
             }
 
-            public mutating func next() async throws -> ArraySlice<UInt8>? {
+            public mutating func next() async throws -> Element? {
                 try await next(isolation: nil)
             }
         }

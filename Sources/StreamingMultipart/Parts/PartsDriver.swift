@@ -77,9 +77,20 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
 
 /// Where a parts sequence is in the body: the parser, the part whose body is being read, and whether the end
 /// came. Synchronous: it says ``Step/needsInput`` when the parser wants the next chunk.
+///
+/// Chunks that lend their storage (``MultipartBytes/init(lending:owner:)``) go to an engine over ``LentBytes``,
+/// so that their bytes are read in place and come out as regions of them; array slices go to the parser. The first
+/// chunk decides (a compressed body always takes the parser: it reads what it inflated); a chunk of the other kind
+/// later is copied into the kind chosen.
 @usableFromInline
 struct PartsCursor: ~Copyable {
     private var parser: DecompressingMultipartParser
+    /// The engine lent chunks go to, once the first chunk was lent (`readsLent`); nil while the parser reads the
+    /// body. Tested through `readsLent`, and reached by `lent!` in place: comparing the optional with nil copies it.
+    private var lent: MultipartParser.Engine<LentBytes>?
+    private var readsLent = false
+    /// Whether a chunk came, so the kind of engine is chosen.
+    private var chose = false
     /// The part whose body is being read, until its `.partEnd`.
     private var openPart: Int?
     /// Whether `.end` came: no part follows.
@@ -101,26 +112,71 @@ struct PartsCursor: ~Copyable {
 
     @usableFromInline
     enum BytesStep {
-        case bytes(ArraySlice<UInt8>)
+        case bytes(MultipartBytes)
         /// The part ended, or another part is open.
         case none
         case needsInput
     }
 
-    mutating func append(_ bytes: ArraySlice<UInt8>) throws { try parser.append(bytes) }
+    /// An event of either engine, body bytes in the storage they came in.
+    enum Event {
+        case partHeaders(MultipartParser.PartHead)
+        case bodyBytes(MultipartBytes)
+        case partEnd
+        case end
+    }
+
+    mutating func append(_ bytes: MultipartBytes) throws {
+        if !chose {
+            chose = true
+            if case .lent = bytes.storage, parser.encoding == .identity {
+                let engine = parser.parser.engine
+                var lent = MultipartParser.Engine<LentBytes>(
+                    boundary: engine.boundary, limits: engine.limits, mode: engine.mode)
+                lent.mixedFieldName = engine.mixedFieldName
+                self.lent = lent
+                readsLent = true
+            }
+        }
+        if readsLent {
+            switch bytes.storage {
+            case .lent(let bytes): try lent!.append(bytes)
+            case .array(let bytes): try lent!.append(LentBytes(copying: bytes))
+            }
+        } else {
+            try parser.append(bytes.arraySlice)
+        }
+    }
 
     mutating func finish() throws {
         sourceEnded = true
-        try parser.finish()
+        if readsLent { try lent!.finish() } else { try parser.finish() }
     }
 
-    /// The parser's next event, or nil when it needs input.
-    mutating func nextEvent() throws -> MultipartParser.Event? { try parser.next() }
+    /// The next event, or nil when the engine needs input.
+    mutating func nextEvent() throws -> Event? {
+        if readsLent {
+            return switch try lent!.next() {
+            case nil: nil
+            case .partHeaders(let head): .partHeaders(head)
+            case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
+            case .partEnd: .partEnd
+            case .end: .end
+            }
+        }
+        return switch try parser.next() {
+        case nil: nil
+        case .partHeaders(let head): .partHeaders(head)
+        case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
+        case .partEnd: .partEnd
+        case .end: .end
+        }
+    }
 
     /// Skips the rest of the open part, then the next part's head.
     mutating func nextPart() throws -> PartStep {
         guard !ended else { return .none }
-        while let event = try parser.next() {
+        while let event = try nextEvent() {
             switch event {
             case .partHeaders(let head):
                 openPart = head.index
@@ -138,7 +194,7 @@ struct PartsCursor: ~Copyable {
     /// The next bytes of part `index`.
     mutating func nextBodyBytes(ofPart index: Int) throws -> BytesStep {
         guard openPart == index else { return .none }
-        if let event = try parser.next() {
+        if let event = try nextEvent() {
             switch event {
             case .bodyBytes(let bytes): return .bytes(bytes)
             case .partEnd:

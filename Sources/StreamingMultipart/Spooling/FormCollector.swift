@@ -124,7 +124,9 @@ struct FormCollector {
         var count: Int64 = 0
         do {
             var body = part.body.makeAsyncIterator()
-            while let chunk = try await body.next(isolation: actor) {
+            while let slice = try await body.next(isolation: actor) {
+                // An array's slice as it is; a lent chunk's (a ByteBuffer's) copied, as the store takes arrays.
+                let chunk = slice.multipartBytes.arraySlice
                 count += Int64(chunk.count)
                 if writer == nil {
                     digest?.update(chunk)

@@ -37,7 +37,7 @@ extension MultipartSpooler {
         watchdog?.begin()
         var chunks = body.makeAsyncIterator()
         while let chunk = try await chunks.nextChunk(isolation: actor) {
-            let bytes = chunk.multipartBytes
+            let bytes = chunk.multipartBytes.arraySlice  // a form of short values: copied when lent
             try watchdog?.received(bytes.count)
             try reader.append(bytes) { try keep($0, &collector) }
         }
