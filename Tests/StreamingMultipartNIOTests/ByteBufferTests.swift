@@ -18,10 +18,15 @@ import Testing
     }
 
     func buffers(of bytes: [UInt8], size: Int) -> AsyncStream<ByteBuffer> {
+        stream(
+            of: stride(from: 0, to: bytes.count, by: size).map {
+                ByteBuffer(bytes: bytes[$0..<min($0 + size, bytes.count)])
+            })
+    }
+
+    func stream(of buffers: [ByteBuffer]) -> AsyncStream<ByteBuffer> {
         AsyncStream { continuation in
-            for start in stride(from: 0, to: bytes.count, by: size) {
-                continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + size, bytes.count)]))
-            }
+            for buffer in buffers { continuation.yield(buffer) }
             continuation.finish()
         }
     }
@@ -206,10 +211,7 @@ extension ByteBufferTests {
         let body = try sampleBody(in: folder)
         let bytes = try body.bytes()
         let (buffers, regions) = lentBuffers(of: bytes, size: size)
-        let source = AsyncStream<ByteBuffer> { continuation in
-            for buffer in buffers { continuation.yield(buffer) }
-            continuation.finish()
-        }
+        let source = stream(of: buffers)
         var parts: [(String, [UInt8])] = []
         var (inPlace, copied) = (0, 0)
         for try await part in try source.multipartParts(contentType: body.contentType) {
