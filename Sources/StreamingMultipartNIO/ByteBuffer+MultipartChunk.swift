@@ -17,7 +17,7 @@ public import StreamingMultipart
 /// A buffer lends its storage to the parser, which reads it in place: a part's body comes out as views of the
 /// buffers it arrived in (`ByteBufferView`; `ByteBuffer(view)` makes it a buffer, sharing the storage), with no
 /// copy. Only the few bytes the parser joins across two buffers (a delimiter's start, a header block) come out
-/// copied. The spooler still copies a file's bytes into arrays for its store.
+/// copied. The spooler hands a file's bytes to its store the same way, as regions of the buffers.
 extension ByteBuffer: MultipartChunk {
     public typealias MultipartSlice = ByteBufferView
 

@@ -93,9 +93,9 @@ actor S3Upload: MultipartStoreWriter {
         }
     }
 
-    func append(_ bytes: ArraySlice<UInt8>) async throws {
-        var rest = bytes
-        while !rest.isEmpty {
+    func append(_ bytes: MultipartBytes) async throws {
+        var offset = 0
+        while offset < bytes.count {
             let (part, size) = try withParts { parts in
                 let size = configuration.partSize(forPart: parts.next)
                 let part =
@@ -103,9 +103,9 @@ actor S3Upload: MultipartStoreWriter {
                 parts.gathered = part
                 return (part, size)
             }
-            let reach = min(size, part.count + rest.count)
+            let reach = min(size, part.count + bytes.count - offset)
             if reach > part.charged { try await charge(part, toHold: reach) }
-            rest = rest.dropFirst(part.append(rest, upTo: size))
+            offset += bytes.withSpan { part.append($0.extracting(offset...), upTo: size) }
             if part.count == size {
                 try withParts { $0.gathered = nil }
                 try await upload(part)

@@ -272,6 +272,81 @@ extension ByteBufferTests {
     }
 }
 
+/// A store that keeps each file's bytes and the address of every piece it was handed, to tell whether the spooler
+/// copied them on the way.
+final class AddressRecordingStore: MultipartFileStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var pieces: [(address: Int, count: Int)] = []
+    private var files: [String: [UInt8]] = [:]
+
+    var recorded: [(address: Int, count: Int)] { lock.withLock { pieces } }
+    func file(_ key: String) -> [UInt8]? { lock.withLock { files[key] } }
+
+    func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
+        Writer(store: self, key: file.name)
+    }
+    func remove(_ object: MultipartStoredObject) async throws {}
+
+    final class Writer: MultipartStoreWriter, @unchecked Sendable {
+        let store: AddressRecordingStore
+        let key: String
+
+        init(store: AddressRecordingStore, key: String) {
+            self.store = store
+            self.key = key
+        }
+
+        func append(_ bytes: MultipartBytes) async throws {
+            let address = bytes.withSpan { span in span.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } }
+            store.lock.withLock {
+                store.pieces.append((address, bytes.count))
+                store.files[key, default: []] += bytes.arraySlice
+            }
+        }
+
+        func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
+            MultipartStoredObject(key: key, location: key)
+        }
+
+        func abort() async {}
+    }
+}
+
+extension ByteBufferTests {
+    /// A ByteBuffer body's files reach the store as regions of the buffers they came in: the spooler copies none of
+    /// their bytes but the few the parser joins across two buffers (and those it keeps in memory before a file
+    /// outgrows the memory threshold), and hashes them all.
+    @Test(arguments: [777, 65536])
+    func aByteBufferBodySpoolsIntoTheStoreWithoutACopy(size: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = try sampleBody(in: folder)
+        let bytes = try body.bytes()
+        let (buffers, regions) = lentBuffers(of: bytes, size: size)
+        let store = AddressRecordingStore()
+        var limits = MultipartSpooler.Limits.untimed
+        limits.memoryThreshold = 0
+        let form = try await MultipartSpooler(store: store, limits: limits, digest: FNV1aDigest.self).spool(
+            stream(of: buffers), contentType: body.contentType)
+        var random = SeededGenerator(seed: 11)
+        let (photo, raw) = (random.bytes(200_000), random.bytes(70_000))
+        #expect(store.file("photo") == photo)
+        #expect(store.file("raw") == raw)
+        #expect(form.files.map(\.byteCount) == [200_000, 70_000])
+        let digests = [photo, raw].map { file in
+            var digest = FNV1aDigest()
+            digest.update(file.span)
+            return digest.finalize()
+        }
+        #expect(form.files.map { $0.digest?.bytes } == digests)
+        let inPlace = store.recorded.filter { piece in
+            region(holding: piece.address, in: regions).map { piece.address + piece.count <= $0.upperBound } ?? false
+        }
+        let copied = store.recorded.map(\.count).reduce(0, +) - inPlace.map(\.count).reduce(0, +)
+        #expect(copied <= buffers.count * 200, "copied \(copied) of 270,000 bytes on the way to the store")
+    }
+}
+
 /// The progress a sequence reported, in order.
 final class ProgressLog: @unchecked Sendable {
     private let lock = NSLock()

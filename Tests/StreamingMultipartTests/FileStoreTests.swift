@@ -59,10 +59,10 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
             self.partIndex = partIndex
         }
 
-        func append(_ chunk: ArraySlice<UInt8>) async throws {
+        func append(_ chunk: MultipartBytes) async throws {
             if let delay = store.appendDelay { try await Task.sleep(for: delay) }
             if let limit = store.failAppendPast, bytes.count + chunk.count > limit { throw Failure() }
-            bytes += chunk
+            bytes += chunk.arraySlice
         }
 
         func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {

@@ -125,20 +125,28 @@ struct FormCollector {
         do {
             var body = part.body.makeAsyncIterator()
             while let slice = try await body.next(isolation: actor) {
-                // An array's slice as it is; a lent chunk's (a ByteBuffer's) copied, as the store takes arrays.
-                let chunk = slice.multipartBytes.arraySlice
+                // The bytes where the body's chunk put them (an array's slice, a ByteBuffer's region): the store
+                // takes them without a copy.
+                let chunk = slice.multipartBytes
                 count += Int64(chunk.count)
                 if writer == nil {
-                    digest?.update(chunk)
+                    if digest != nil { chunk.withSpan { digest!.update($0) } }
                     if count <= limits.memoryThreshold && memoryBytes + count <= limits.maxMemoryBytes {
-                        inMemory += chunk
+                        chunk.withSpan { inMemory.append(copying: $0.bytes) }
                         continue
                     }
                     try checkStored(adding: inMemory.count + chunk.count, head)
-                    inMemory += chunk
+                    // What was kept in memory, and this chunk: as it is when nothing was kept.
+                    let hashed: MultipartBytes
+                    if inMemory.isEmpty {
+                        hashed = chunk
+                    } else {
+                        chunk.withSpan { inMemory.append(copying: $0.bytes) }
+                        hashed = MultipartBytes(inMemory[...])
+                    }
                     writer = try await begin(file, in: store, digest: digest.take(), head)
                     do {
-                        try await writer!.append(hashed: inMemory)
+                        try await writer!.append(hashed: hashed)
                     } catch {
                         throw storeFailure(error, "storing", head)
                     }

@@ -26,7 +26,7 @@ struct HashingStoreWriter: ~Copyable {
     let store: any MultipartStoreWriter
     private let watchdog: BodyWatchdog?
     private var hashing: Hashing
-    private var pending: [ArraySlice<UInt8>] = []
+    private var pending: [MultipartBytes] = []
     private var pendingBytes = 0
     /// Bytes at the head of `pending` that the digest already holds.
     private var alreadyHashed = 0
@@ -57,18 +57,18 @@ struct HashingStoreWriter: ~Copyable {
     /// memory threshold. A full batch is stored now.
     ///
     /// - Throws: what the store's ``MultipartStoreWriter/append(_:)`` throws.
-    nonisolated(nonsending) mutating func append(hashed bytes: [UInt8]) async throws {
+    nonisolated(nonsending) mutating func append(hashed bytes: MultipartBytes) async throws {
         precondition(pending.isEmpty && alreadyHashed == 0, "hashed bytes come first, once")
-        guard !bytes.isEmpty else { return }
+        guard bytes.count > 0 else { return }
         alreadyHashed = bytes.count
-        try await append(bytes[...])
+        try await append(bytes)
     }
 
     /// Adds the part's next bytes; a full batch is stored (and hashed) now.
     ///
     /// - Throws: what the store's ``MultipartStoreWriter/append(_:)`` throws.
-    nonisolated(nonsending) mutating func append(_ bytes: ArraySlice<UInt8>) async throws {
-        guard !bytes.isEmpty else { return }
+    nonisolated(nonsending) mutating func append(_ bytes: MultipartBytes) async throws {
+        guard bytes.count > 0 else { return }
         pending.append(bytes)
         pendingBytes += bytes.count
         if pendingBytes >= batchBytes || pending.count >= Self.batchSlices { try await flush() }
@@ -123,17 +123,22 @@ struct HashingStoreWriter: ~Copyable {
         case .running(let previous):
             var digest = await previous.value
             inLine = nil
-            for bytes in batch { digest.update(bytes) }
+            Self.update(&digest, with: batch)
             hashing = .done(digest)
         case .done(var digest):
-            for bytes in batch { digest.update(bytes) }
+            Self.update(&digest, with: batch)
             hashing = .done(digest)
         }
     }
 
     /// A task hashing `batch` after the digest `before` stands for: detached, off the caller's actor (the main
     /// actor, say), so that it hashes beside the next stores.
-    private static func hash(_ batch: [ArraySlice<UInt8>], after before: Hashing) -> Task<any SpoolDigest, Never> {
+    /// Adds `batch`'s bytes to `digest`, in order.
+    private static func update(_ digest: inout any SpoolDigest, with batch: [MultipartBytes]) {
+        for bytes in batch { bytes.withSpan { digest.update($0) } }
+    }
+
+    private static func hash(_ batch: [MultipartBytes], after before: Hashing) -> Task<any SpoolDigest, Never> {
         Task.detached(priority: Task.currentPriority) {
             var digest: any SpoolDigest
             switch before {
@@ -141,7 +146,7 @@ struct HashingStoreWriter: ~Copyable {
             case .done(let done): digest = done
             case .off: preconditionFailure("a batch is hashed only with a digest")
             }
-            for bytes in batch { digest.update(bytes) }
+            update(&digest, with: batch)
             return digest
         }
     }

@@ -30,10 +30,14 @@ public protocol MultipartStoreWriter: Sendable {
     /// Takes the file's next bytes, returning once the store can take more: the spooler reads no further until
     /// then, so that a slow store slows the client rather than filling memory.
     ///
+    /// The bytes are where the body's chunks put them: a slice of an array, or a region of a `ByteBuffer` the body
+    /// lent (``MultipartBytes``), not copied on the way. Read them with ``MultipartBytes/withSpan(_:)``, or keep them
+    /// (they keep their storage).
+    ///
     /// Called on the spooler's executor, once per slice of a batch of about 1 MiB. A writer declared
     /// `nonisolated(nonsending)` runs there, with no hop (the spool folder's does: its `write(2)` into the page cache
     /// takes microseconds); a plain `async` one runs on the global executor, and an actor's on the actor.
-    nonisolated(nonsending) func append(_ bytes: ArraySlice<UInt8>) async throws
+    nonisolated(nonsending) func append(_ bytes: MultipartBytes) async throws
 
     /// Ends the file: every byte was appended (`byteCount` in all; `digest` when the spooler has a
     /// ``SpoolDigest``). Returns the finished object.

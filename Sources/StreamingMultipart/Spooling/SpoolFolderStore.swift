@@ -52,7 +52,7 @@ final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
 
     /// - Throws: ``MultipartError/Code/insufficientStorage`` when the shared budget is spent;
     ///   ``MultipartError/Code/writeFailed`` with the ``SystemCallError`` (`ENOSPC` for a full disk).
-    nonisolated(nonsending) func append(_ bytes: ArraySlice<UInt8>) async throws {
+    nonisolated(nonsending) func append(_ bytes: MultipartBytes) async throws {
         if let budget {
             guard budget.reserve(Int64(bytes.count)) else {
                 throw MultipartError(
@@ -64,7 +64,7 @@ final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
             budgeted += Int64(bytes.count)
         }
         do {
-            try temporary.file.write(bytes.span)
+            try bytes.withSpan { try temporary.file.write($0) }
         } catch {
             throw MultipartError(
                 code: .writeFailed, message: "writing \(file.describedPart) to \(temporary.path) failed",

@@ -61,13 +61,16 @@ final class PartBuffer: @unchecked Sendable {
     }
 
     /// Appends the first bytes of `bytes` that fit below `limit` (at most ``capacity``); returns how many it took.
-    func append(_ bytes: ArraySlice<UInt8>, upTo limit: Int) -> Int {
+    func append(_ bytes: Span<UInt8>, upTo limit: Int) -> Int {
         let taken = min(bytes.count, min(limit, capacity) - count)
         guard taken > 0 else { return 0 }
         bytes.withUnsafeBytes { (base + count).copyMemory(from: $0.baseAddress!, byteCount: taken) }
         count += taken
         return taken
     }
+
+    /// Appends the first bytes of `bytes` that fit below `limit`; see ``append(_:upTo:)-(Span<UInt8>,_)``.
+    func append(_ bytes: ArraySlice<UInt8>, upTo limit: Int) -> Int { append(bytes.span, upTo: limit) }
 
     /// Forgets the bytes written, keeping the mapping for the next part.
     func removeAll() { count = 0 }
