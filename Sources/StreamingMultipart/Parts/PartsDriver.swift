@@ -118,14 +118,6 @@ struct PartsCursor: ~Copyable {
         case needsInput
     }
 
-    /// An event of either engine, body bytes in the storage they came in.
-    enum Event {
-        case partHeaders(MultipartParser.PartHead)
-        case bodyBytes(MultipartBytes)
-        case partEnd
-        case end
-    }
-
     mutating func append(_ bytes: MultipartBytes) throws {
         if !chose {
             chose = true
@@ -153,57 +145,66 @@ struct PartsCursor: ~Copyable {
         if readsLent { try lent!.finish() } else { try parser.finish() }
     }
 
-    /// The next event, or nil when the engine needs input.
-    mutating func nextEvent() throws -> Event? {
-        if readsLent {
-            return switch try lent!.next() {
-            case nil: nil
-            case .partHeaders(let head): .partHeaders(head)
-            case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
-            case .partEnd: .partEnd
-            case .end: .end
-            }
-        }
-        return switch try parser.next() {
-        case nil: nil
-        case .partHeaders(let head): .partHeaders(head)
-        case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
-        case .partEnd: .partEnd
-        case .end: .end
-        }
+    /// The next event of either engine, taken apart, or nil when it needs input.
+    mutating func nextEvent() throws -> ParserEventShape? {
+        if readsLent { return try lent!.next()?.shape }
+        return try parser.next()?.shape
     }
 
     /// Skips the rest of the open part, then the next part's head.
     mutating func nextPart() throws -> PartStep {
         guard !ended else { return .none }
-        while let event = try nextEvent() {
-            switch event {
-            case .partHeaders(let head):
-                openPart = head.index
-                return .part(head)
-            case .bodyBytes: continue
-            case .partEnd: openPart = nil
-            case .end:
-                ended = true
-                return .end
+        // Each engine's events as they are: no event is copied into another type on the way (the parts loop runs
+        // this for every event).
+        if readsLent {
+            while let event = try lent!.next() {
+                if let step = partStep(event) { return step }
+            }
+        } else {
+            while let event = try parser.next() {
+                if let step = partStep(event) { return step }
             }
         }
         return sourceEnded ? .none : .needsInput
     }
 
+    /// What `event` means while looking for the next part: nil to read on.
+    @inline(__always)
+    private mutating func partStep<Event: ParserEvent>(_ event: Event) -> PartStep? {
+        switch event.shape {
+        case .partHeaders(let head):
+            openPart = head.index
+            return .part(head)
+        case .bodyBytes: return nil
+        case .partEnd:
+            openPart = nil
+            return nil
+        case .end:
+            ended = true
+            return .end
+        }
+    }
+
     /// The next bytes of part `index`.
     mutating func nextBodyBytes(ofPart index: Int) throws -> BytesStep {
         guard openPart == index else { return .none }
-        if let event = try nextEvent() {
-            switch event {
-            case .bodyBytes(let bytes): return .bytes(bytes)
-            case .partEnd:
-                openPart = nil
-                return .none
-            case .partHeaders, .end:
-                preconditionFailure("the parser emitted \(event) inside part \(index)")
-            }
+        if readsLent {
+            if let event = try lent!.next() { return bytesStep(event, ofPart: index) }
+        } else {
+            if let event = try parser.next() { return bytesStep(event, ofPart: index) }
         }
         return sourceEnded ? .none : .needsInput
+    }
+
+    @inline(__always)
+    private mutating func bytesStep<Event: ParserEvent>(_ event: Event, ofPart index: Int) -> BytesStep {
+        switch event.shape {
+        case .bodyBytes(let bytes): return .bytes(bytes)
+        case .partEnd:
+            openPart = nil
+            return .none
+        case .partHeaders, .end:
+            preconditionFailure("the parser emitted \(event) inside part \(index)")
+        }
     }
 }
