@@ -59,30 +59,9 @@ package protocol ParserEvent {
     static func bodyBytes(_ bytes: Bytes) -> Self
     static var partEnd: Self { get }
     static var end: Self { get }
-    /// The event taken apart, its bytes as ``MultipartBytes``: for a reader of either engine's events.
-    var shape: ParserEventShape { get }
 }
 
-/// A ``ParserEvent`` taken apart (see ``ParserEvent/shape``).
-package enum ParserEventShape {
-    case partHeaders(MultipartParser.PartHead)
-    case bodyBytes(MultipartBytes)
-    case partEnd
-    case end
-}
-
-extension MultipartParser.Event: ParserEvent {
-    package var shape: ParserEventShape {
-        @inline(__always) get {
-            switch self {
-            case .partHeaders(let head): .partHeaders(head)
-            case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
-            case .partEnd: .partEnd
-            case .end: .end
-            }
-        }
-    }
-}
+extension MultipartParser.Event: ParserEvent {}
 
 extension ArraySlice<UInt8>: ParserInput {
     package typealias Event = MultipartParser.Event
@@ -98,16 +77,5 @@ extension LentBytes: ParserInput {
         case bodyBytes(LentBytes)
         case partEnd
         case end
-
-        package var shape: ParserEventShape {
-            @inline(__always) get {
-                switch self {
-                case .partHeaders(let head): .partHeaders(head)
-                case .bodyBytes(let bytes): .bodyBytes(MultipartBytes(bytes))
-                case .partEnd: .partEnd
-                case .end: .end
-                }
-            }
-        }
     }
 }

@@ -170,7 +170,7 @@ struct PartsCursor: ~Copyable {
 
     /// What `event` means while looking for the next part: nil to read on.
     @inline(__always)
-    private mutating func partStep<Event: ParserEvent>(_ event: Event) -> PartStep? {
+    private mutating func partStep<Event: CursorEvent>(_ event: Event) -> PartStep? {
         switch event.shape {
         case .partHeaders(let head):
             openPart = head.index
@@ -197,7 +197,7 @@ struct PartsCursor: ~Copyable {
     }
 
     @inline(__always)
-    private mutating func bytesStep<Event: ParserEvent>(_ event: Event, ofPart index: Int) -> BytesStep {
+    private mutating func bytesStep<Event: CursorEvent>(_ event: Event, ofPart index: Int) -> BytesStep {
         switch event.shape {
         case .bodyBytes(let bytes): return .bytes(bytes)
         case .partEnd:
