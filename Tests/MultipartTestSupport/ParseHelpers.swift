@@ -41,11 +41,10 @@ package func parse(
 ) -> ParseOutcome {
     let parsedBoundary = try! MultipartBoundary(contentTypeBoundary: boundary)
     var parser = try! MultipartParser(boundary: parsedBoundary, limits: limits, mode: mode)
-    let arrays = parse(body, cuts: cuts, parser: &parser, slice: { $0 }, bytes: { $0 }, quirks: { $0.quirks })
+    let arrays = parse(body, cuts: cuts, parser: &parser, slice: { $0 }, quirks: { $0.quirks })
     var engine = MultipartParser.Engine<LentBytes>(boundary: parsedBoundary, limits: limits, mode: mode)
     let lent = parse(
-        body, cuts: cuts, parser: &engine, slice: { LentBytes(copying: $0) },
-        bytes: { lent in lent.withSpan { span in (0..<span.count).map { span[$0] }[...] } }, quirks: { $0.quirks })
+        body, cuts: cuts, parser: &engine, slice: { LentBytes(copying: $0) }, quirks: { $0.quirks })
     #expect(lent == arrays, "the engine over lent storage differs from the parser over arrays")
     return arrays
 }
@@ -53,7 +52,7 @@ package func parse(
 /// The events of a parser or engine (`Parser`), fed `body` in the chunks `cuts` makes.
 private func parse<Parser: ParserEngine>(
     _ body: [UInt8], cuts: [Int], parser: inout Parser, slice: (ArraySlice<UInt8>) -> Parser.Bytes,
-    bytes: (Parser.Bytes) -> ArraySlice<UInt8>, quirks: (Parser) -> MultipartParser.Quirks
+    quirks: (Parser) -> MultipartParser.Quirks
 ) -> ParseOutcome {
     var parts: [ParsedPart] = []
     var inPart = false
@@ -63,15 +62,15 @@ private func parse<Parser: ParserEngine>(
         for end in cuts + [body.count] where end >= start {
             try parser.append(slice(body[start..<end]))
             start = end
-            while let event = try parser.nextEvent() {
-                switch event {
+            while let event = try parser.next() {
+                switch event.shape {
                 case .partHeaders(let head):
                     #expect(!inPart && !ended, "partHeaders inside a part or after end")
                     #expect(head.index == parts.count)
                     parts.append(ParsedPart(head: head, body: []))
                     inPart = true
                 case .bodyBytes(let chunk):
-                    let chunk = bytes(chunk)
+                    let chunk = chunk.arraySlice
                     #expect(inPart, "bodyBytes outside a part")
                     #expect(!chunk.isEmpty, "an empty bodyBytes event")
                     parts[parts.count - 1].body += chunk
@@ -95,44 +94,21 @@ private func parse<Parser: ParserEngine>(
     }
 }
 
-/// An event of either storage, its body bytes still in it.
-private enum AnyEvent<Bytes> {
-    case partHeaders(MultipartParser.PartHead)
-    case bodyBytes(Bytes)
-    case partEnd
-    case end
-}
-
 /// The parser over arrays and its engine over lent storage, as `parse` drives them.
 private protocol ParserEngine {
     associatedtype Bytes
+    associatedtype Event: CursorEvent
     mutating func append(_ bytes: Bytes) throws
-    mutating func nextEvent() throws -> AnyEvent<Bytes>?
+    mutating func next() throws -> Event?
     mutating func finish() throws
 }
 
 extension MultipartParser: ParserEngine {
-    fileprivate mutating func nextEvent() throws -> AnyEvent<ArraySlice<UInt8>>? {
-        switch try next() {
-        case nil: nil
-        case .partHeaders(let head): .partHeaders(head)
-        case .bodyBytes(let bytes): .bodyBytes(bytes)
-        case .partEnd: .partEnd
-        case .end: .end
-        }
-    }
+    fileprivate typealias Bytes = ArraySlice<UInt8>
 }
 
 extension MultipartParser.Engine<LentBytes>: ParserEngine {
-    fileprivate mutating func nextEvent() throws -> AnyEvent<LentBytes>? {
-        switch try next() {
-        case nil: nil
-        case .partHeaders(let head): .partHeaders(head)
-        case .bodyBytes(let bytes): .bodyBytes(bytes)
-        case .partEnd: .partEnd
-        case .end: .end
-        }
-    }
+    fileprivate typealias Bytes = LentBytes
 }
 
 /// Parses `body` whole, one byte at a time, and split in two at every position; every chunking must give the

@@ -1,20 +1,20 @@
 /// An event of either of the parser's engines taken apart, its body bytes as ``MultipartBytes``: what
 /// ``PartsCursor`` reads, whichever engine the body's chunks chose.
-enum ParserEventShape {
+package enum ParserEventShape {
     case partHeaders(MultipartParser.PartHead)
     case bodyBytes(MultipartBytes)
     case partEnd
     case end
 }
 
-/// An engine's event, as ``PartsCursor`` reads it. Inlined into the cursor's loops, specialized for each engine's
+/// An engine's event, as ``PartsCursor`` (and the package's tests) read it. Inlined into the cursor's loops, specialized for each engine's
 /// event type: no event is copied into another type on the way.
-protocol CursorEvent {
+package protocol CursorEvent {
     var shape: ParserEventShape { get }
 }
 
 extension MultipartParser.Event: CursorEvent {
-    var shape: ParserEventShape {
+    package var shape: ParserEventShape {
         @inline(__always) get {
             switch self {
             case .partHeaders(let head): .partHeaders(head)
@@ -27,7 +27,7 @@ extension MultipartParser.Event: CursorEvent {
 }
 
 extension LentBytes.Event: CursorEvent {
-    var shape: ParserEventShape {
+    package var shape: ParserEventShape {
         @inline(__always) get {
             switch self {
             case .partHeaders(let head): .partHeaders(head)
