@@ -41,6 +41,8 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = outcome(body, boundary, mode, limits, chunkSize: body.count + 1)
     let chunked = outcome(body, boundary, mode, limits, chunkSize: chunkSize)
     precondition(whole == chunked, "whole and chunked parses differ: \(whole) vs \(chunked)")
+    let lent = lentOutcome(body, boundary, mode, limits, chunkSize: chunkSize)
+    precondition(lent == chunked, "the engine over lent storage differs: \(lent) vs \(chunked)")
     if mode == .strict, whole.error == nil, let parts = collectParts(body, boundary) {
         checkBuilderRoundTrip(parts, boundary: boundary, readSize: chunkSize)
     }
@@ -124,6 +126,44 @@ func outcome(
     }
     precondition(encoding != .identity || total <= body.count, "more body bytes than input")
     result.quirks = parser.parser.quirks.rawValue
+    return result
+}
+
+/// What the engine over lent storage (a `ByteBuffer` body's) finds in `body` fed in chunks of `chunkSize`, each lent
+/// from storage of its own, as ``outcome(_:_:_:_:chunkSize:encoding:)`` says it for the parser over arrays.
+func lentOutcome(
+    _ body: [UInt8], _ boundary: MultipartBoundary, _ mode: MultipartParser.Mode, _ limits: MultipartParser.Limits,
+    chunkSize: Int
+) -> Outcome {
+    var engine = MultipartParser.Engine<LentBytes>(boundary: boundary, limits: limits, mode: mode)
+    var result = Outcome()
+    do {
+        var offset = 0
+        repeat {
+            let end = min(offset + chunkSize, body.count)
+            try engine.append(LentBytes(copying: body[offset..<end]))
+            offset = end
+            while let event = try engine.next() {
+                switch event {
+                case .partHeaders(let head):
+                    result.parts.append([head.index, head.name.utf8.count, head.filename?.utf8.count ?? -1, 0])
+                case .bodyBytes(let bytes):
+                    precondition(!bytes.isEmpty, "an empty bodyBytes event")
+                    result.parts[result.parts.count - 1][3] += bytes.count
+                case .partEnd: break
+                case .end: result.ended = true
+                }
+            }
+            let bound = min(chunkSize, body.count) + limits.maxHeaderBytesPerPart + boundary.value.utf8.count + 256
+            precondition(engine.bufferedByteCount <= bound, "lent: holds \(engine.bufferedByteCount) bytes")
+        } while offset < body.count
+        try engine.finish()
+    } catch let error as MultipartError {
+        result.error = error.code.name
+    } catch {
+        preconditionFailure("unexpected error \(error)")
+    }
+    result.quirks = engine.quirks.rawValue
     return result
 }
 
