@@ -1,3 +1,4 @@
+import MultipartTestSupport
 import StreamingMultipart
 import Testing
 
@@ -31,5 +32,53 @@ import Testing
         #expect(grown.withSpan { span in (0..<span.count).map { span[$0] } } == [1, 1, 1, 1, 2, 2, 2, 2])
         whole.removeFirst(8)
         #expect(whole.isEmpty && whole.first == nil)
+    }
+}
+
+/// The engine over lent storage on the floods that make a parser rescan, in small buffers (each ends in a held tail):
+/// thread CPU time grows linearly, and the engine holds no more than a buffer and a header block.
+@Suite struct LentEngineLinearTimeTests {
+    static let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
+
+    /// A file part of `megabytes` of `unit` repeated, in a body.
+    static func body(_ unit: String, megabytes: Int) -> [UInt8] {
+        let head = Array(
+            ("--\(boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n\r\n").utf8)
+        let unitBytes = Array(unit.utf8)
+        var bytes = head
+        bytes.reserveCapacity((megabytes << 20) + 200)
+        while bytes.count < head.count + (megabytes << 20) { bytes += unitBytes }
+        return bytes + Array("\r\n--\(boundary)--\r\n".utf8)
+    }
+
+    /// Thread CPU time of parsing `body` in lent buffers of 777 bytes.
+    static func parse(_ body: [UInt8]) throws -> Duration {
+        var engine = MultipartParser.Engine<LentBytes>(
+            boundary: try MultipartBoundary(contentTypeBoundary: boundary), limits: .default, mode: .lenient)
+        let chunks = stride(from: 0, to: body.count, by: 777).map {
+            LentBytes(copying: body[$0..<min($0 + 777, body.count)])
+        }
+        var held = 0
+        let (_, time) = try measureThreadCPUTime {
+            for chunk in chunks {
+                try engine.append(chunk)
+                while try engine.next() != nil {}
+                held = max(held, engine.bufferedByteCount)
+            }
+            try engine.finish()
+        }
+        #expect(held <= 777 + 16 << 10, "held \(held) bytes")
+        return time
+    }
+
+    @Test(arguments: ["\r\n--\(boundary.dropLast())x", "\r\n", "\r\r\r\n", "--"])
+    func floodsInLentBuffersParseInLinearTime(unit: String) async throws {
+        let growth = try await onThreadOfItsOwn {
+            try linearGrowthRatio(
+                limit: 8, medium: { try Self.parse(Self.body(unit, megabytes: 16)) },
+                large: { try Self.parse(Self.body(unit, megabytes: 64)) })
+        }
+        print("LentEngineLinearTimeTests: \(unit.debugDescription): \(growth.medium), \(growth.large)")
+        #expect(growth.ratio < 8, "64 MB took \(growth.ratio)× the CPU time of 16 MB")
     }
 }

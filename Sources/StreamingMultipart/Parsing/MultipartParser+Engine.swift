@@ -121,7 +121,7 @@ extension MultipartParser {
             scanner = BoundaryScanner(dashBoundary: boundary.dashBoundary)
         }
 
-        var bufferedByteCount: Int { buffer.count + (pending.map { $0.chunk.endIndex - $0.next } ?? 0) }
+        package var bufferedByteCount: Int { buffer.count + (pending.map { $0.chunk.endIndex - $0.next } ?? 0) }
 
         /// Appends the next bytes of the body; see ``MultipartParser/append(_:)-(ArraySlice<UInt8>)``.
         package mutating func append(_ bytes: Input) throws {
