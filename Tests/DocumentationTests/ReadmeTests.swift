@@ -236,5 +236,10 @@ import FoundationNetworking
         let buffers = body.byteBuffers(size: 1000)
         let names = try await partNames(of: buffers, contentType: body.contentType)
         #expect(names == ["caption", "photo", "log", "album[id]", "album[tags][]", "album[tags][]"])
+        let parts = try await partBuffers(of: buffers, contentType: body.contentType)
+        let photo = try #require(parts["photo"])
+        #expect(
+            photo.flatMap { Array($0.readableBytesView) } == Array(try Data(contentsOf: Repository.input("blob.bin"))))
+        #expect(parts["caption"].map { $0.map { String(buffer: $0) }.joined() } == "Sunset over the bay")
     }
 }

@@ -201,11 +201,11 @@ extension ByteBufferTests {
         return sorted[low - 1]
     }
 
-    /// A ByteBuffer body's parts come out as views of the buffers they came in (and as slices of them, made buffers
-    /// again): no byte is copied but the few the parser joins across two buffers, and the parts are those the
+    /// A ByteBuffer body's parts come out as regions of the buffers they came in (`ByteBuffer(bytes)` a slice of
+    /// that buffer): no byte is copied but the few the parser joins across two buffers, and the parts are those the
     /// parser reads from the same bytes as arrays.
     @Test(arguments: [1, 777, 65536])
-    func aByteBufferBodyComesOutAsViewsOfItsBuffers(size: Int) async throws {
+    func aByteBufferBodyComesOutAsRegionsOfItsBuffers(size: Int) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let body = try sampleBody(in: folder)
@@ -216,19 +216,19 @@ extension ByteBufferTests {
         var (inPlace, copied) = (0, 0)
         for try await part in try source.multipartParts(contentType: body.contentType) {
             var content: [UInt8] = []
-            for try await view in part.body {  // ByteBufferView
-                let address = view.withContiguousStorageIfAvailable { Int(bitPattern: $0.baseAddress) }
-                let start = try #require(address)
-                let buffer = ByteBuffer(view)
-                #expect(buffer.readableBytesView.elementsEqual(view))
-                if let region = region(holding: start, in: regions), start + view.count <= region.upperBound {
-                    inPlace += view.count
-                    let bufferStart = buffer.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) }
-                    #expect(bufferStart == start, "ByteBuffer(view) is a slice of the buffer the bytes came in")
+            for try await lent in part.body {  // LentBytes
+                let start = lent.withUnsafeBytes { Int(bitPattern: $0.baseAddress) }
+                let buffer = ByteBuffer(lent)
+                #expect(buffer.readableBytesView.elementsEqual(lent))
+                let bufferStart = buffer.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) }
+                if let region = region(holding: start, in: regions), start + lent.count <= region.upperBound {
+                    inPlace += lent.count
+                    #expect(bufferStart == start, "ByteBuffer(bytes) is a slice of the buffer the bytes came in")
                 } else {
-                    copied += view.count
+                    copied += lent.count
+                    #expect(bufferStart != start, "bytes the parser copied make a buffer of their own")
                 }
-                content += view
+                content += lent
             }
             parts.append((part.head.name, content))
         }
@@ -249,7 +249,7 @@ extension ByteBufferTests {
         }
     }
 
-    /// The files inside a multipart/mixed part of a ByteBuffer body parse from the outer part's views.
+    /// The files inside a multipart/mixed part of a ByteBuffer body parse from the outer part's lent bytes.
     @Test func mixedPartsOfAByteBufferBodyParse() async throws {
         let inner =
             "--in\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\nAAA\r\n"

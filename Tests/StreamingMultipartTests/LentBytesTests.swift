@@ -33,6 +33,38 @@ import Testing
         whole.removeFirst(8)
         #expect(whole.isEmpty && whole.first == nil)
     }
+
+    /// Lent bytes, as a part's body hands them out, are a collection over the memory they were lent: a slice keeps
+    /// its indices and reads the lender's bytes in place, and `withLender` finds the lender and the range in what it
+    /// lent. Bytes the parser copied have no lender.
+    @Test func lentBytesAreACollectionOverTheLentMemory() throws {
+        let lender = Lender(Array(0..<100))
+        let lent = LentBytes(MultipartBytes(lending: lender.region, owner: lender))
+        let slice = lent[10..<20]
+        #expect(slice.startIndex == 10 && slice.endIndex == 20 && slice.count == 10)
+        #expect(Array(slice) == Array(10..<20))
+        #expect(slice.first == 10 && slice[19] == 19)
+        #expect(slice.withLender(Lender.self) { _, range in range } == 10..<20)
+        let address = try #require(slice.withContiguousStorageIfAvailable { $0.baseAddress })
+        #expect(UnsafeRawPointer(address) == lender.region.baseAddress! + 10, "read in place")
+        #expect(slice.multipartBytes.withLender(Lender.self) { _, range in range } == 10..<20, "lent on as a chunk")
+        let copied = LentBytes(MultipartBytes(Array(slice)[...]))
+        #expect(Array(copied) == Array(10..<20))
+        #expect(copied.withLender(Lender.self) { _, _ in true } == nil, "copied bytes have no lender")
+    }
+}
+
+/// Memory that a test lends, as a `ByteBuffer` lends its storage.
+final class Lender: @unchecked Sendable {  // its memory never changes once made
+    let region: UnsafeRawBufferPointer
+
+    init(_ bytes: [UInt8]) {
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        memory.copyBytes(from: bytes)
+        region = UnsafeRawBufferPointer(memory)
+    }
+
+    deinit { region.deallocate() }
 }
 
 /// The engine over lent storage on the floods that make a parser rescan, in small buffers (each ends in a held tail):

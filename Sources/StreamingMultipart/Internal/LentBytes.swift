@@ -1,26 +1,31 @@
-/// Bytes read where they are: a region of memory that `owner` keeps alive and unchanged, or bytes the parser copied
-/// into storage of its own (``HeldBytes``). The parser's input when a body's chunks lend their storage (a
-/// `ByteBuffer`'s), so that a part's body comes out as a region of the chunk it arrived in, not as a copy.
-///
-/// Indexes count from the owner's first byte, as an `ArraySlice`'s count from its array's, so a slice keeps them.
+/// A part's body bytes where they are: a region of a chunk that lends its storage (a `ByteBuffer`), kept alive by
+/// the chunk's owner, or bytes the parser copied into storage of its own (the few it joins across two chunks). What
+/// ``MultipartParts/PartBody`` hands out for a body of such chunks: the bytes, with no copy.
 ///
 /// ```swift
-/// let bytes = LentBytes(owner: box, bytes: region)   // the lender vouches for `region` while `box` lives
-/// let body = bytes[10..<20]                          // shares `box`, copies nothing
+/// for try await part in try buffers.multipartParts(contentType: contentType) {
+///     for try await bytes in part.body {          // LentBytes: a region of the buffer they arrived in
+///         bytes.withSpan { hasher.update($0) }     // read in place
+///         let buffer = ByteBuffer(bytes)          // StreamingMultipartNIO: shares the buffer's storage
+///     }
+/// }
 /// ```
 ///
-/// The lender's promise, on which every read here rests: while `owner` lives, the memory does not move or change.
-/// A `ByteBuffer`'s storage keeps it (a buffer writes in place only while it holds the one reference to its
-/// storage, and `owner` holds another).
-@usableFromInline
-package struct LentBytes: @unchecked Sendable {
+/// A collection of bytes whose slices share its storage, indexed as an `ArraySlice` is: from the start of the
+/// memory it was lent. A chunk in turn (``MultipartChunk``), so a `multipart/mixed` part's files parse from it.
+///
+/// The parser's storage too, for the chunks that lend theirs. The lender's promise, on which every read here
+/// rests: while `owner` lives, the memory does not move or change. A `ByteBuffer`'s storage keeps it (a buffer
+/// writes in place only while it holds the one reference to its storage, and the lent buffer holds another).
+public struct LentBytes: @unchecked Sendable {
     /// What keeps the memory alive: the lender's object, or the ``HeldBytes`` the bytes were copied into. Nil for
     /// no bytes.
     @usableFromInline package private(set) var owner: AnyObject?
     /// The owner's byte 0.
     private var base: UnsafeRawPointer?
-    @usableFromInline package private(set) var startIndex: Int
-    @usableFromInline package private(set) var endIndex: Int
+    /// The first byte's index, counted from the start of the memory the bytes were lent in.
+    public private(set) var startIndex: Int
+    public private(set) var endIndex: Int
 
     package init() {
         owner = nil
@@ -53,11 +58,12 @@ package struct LentBytes: @unchecked Sendable {
         endIndex = range.upperBound
     }
 
-    package var count: Int { endIndex - startIndex }
-    package var isEmpty: Bool { startIndex == endIndex }
-    package var first: UInt8? { isEmpty ? nil : self[startIndex] }
+    public var count: Int { endIndex - startIndex }
+    public var isEmpty: Bool { startIndex == endIndex }
+    public var first: UInt8? { isEmpty ? nil : self[startIndex] }
 
     /// A copy of `bytes`, in storage of its own.
+    @usableFromInline
     package init(copying bytes: ArraySlice<UInt8>) {
         self = bytes.withUnsafeBytes { LentBytes(copying: $0) }
     }
@@ -66,10 +72,12 @@ package struct LentBytes: @unchecked Sendable {
     @usableFromInline
     func copiedToArray() -> ArraySlice<UInt8> { withUnsafeBytes { [UInt8]($0)[...] } }
 
-    /// Calls `body` with the owner, when it is exactly an `Owner`, borrowed (no reference counted), and the bytes'
-    /// range in what it lent; nil for another owner, or none.
+    /// Calls `body` with the object that lent the bytes, when it is exactly an `Owner` (the owner given to
+    /// ``MultipartBytes/init(lending:owner:)``), borrowed (no reference counted), and the bytes' range in the region
+    /// it lent; nil for bytes the parser copied, or another lender. A lending chunk type finds its own storage this
+    /// way (as `ByteBuffer(_:)` of `StreamingMultipartNIO` does, to share the storage instead of copying).
     @inlinable
-    func withOwner<Owner: AnyObject, Result>(
+    public func withLender<Owner: AnyObject, Result>(
         _ type: Owner.Type, _ body: (borrowing Owner, Range<Int>) throws -> Result
     ) rethrows -> Result? {
         // The exact class, compared by its metadata: cheaper than a cast, which walks the class hierarchy.
@@ -78,29 +86,32 @@ package struct LentBytes: @unchecked Sendable {
     }
 
     /// The bytes, for a reader that needs a pointer (a `write(2)`, a hash); valid inside `body` only.
-    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(UnsafeRawBufferPointer(start: base.map { $0 + startIndex }, count: count))
     }
 }
 
-/// What the parser's engine reads (its `ParserInput` conformance is declared beside that protocol, in `Parsing/`).
+/// What a reader and the parser's engine read (the `ParserInput` conformance is declared beside that protocol, in
+/// `Parsing/`; the collection's, in `Parts/`).
 extension LentBytes {
-    package subscript(index: Int) -> UInt8 {
+    public subscript(index: Int) -> UInt8 {
         @inline(__always) get {
             precondition(index >= startIndex && index < endIndex, "LentBytes index out of range")
             return base.unsafelyUnwrapped.load(fromByteOffset: index, as: UInt8.self)
         }
     }
 
-    package subscript(range: Range<Int>) -> LentBytes {
+    /// The bytes in `range`, sharing this storage (no copy).
+    public subscript(range: Range<Int>) -> LentBytes {
         @inline(__always) get {
             precondition(range.lowerBound >= startIndex && range.upperBound <= endIndex, "LentBytes range out of range")
             return LentBytes(owner: owner, base: base, range: range)
         }
     }
 
+    /// Calls `body` with the bytes, indexed from 0, read in place.
     @inline(__always)
-    package func withSpan<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result {
+    public func withSpan<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result {
         try withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self).span) }
     }
 
@@ -124,10 +135,18 @@ extension LentBytes {
             endIndex += other.count
             return
         }
-        let held = HeldBytes(capacity: max(2 * (count + other.count), 256))
+        let held = HeldBytes(capacity: Swift.max(2 * (count + other.count), 256))
         withUnsafeBytes { held.append($0) }
         other.withUnsafeBytes { held.append($0) }
         self = LentBytes(owner: held, base: UnsafeRawPointer(held.base), range: 0..<held.count)
+    }
+
+    /// The bytes as one buffer pointer, for the generic algorithms that look for one (`Array(_:)`, a
+    /// `ByteBuffer`'s `writeBytes`).
+    public func withContiguousStorageIfAvailable<Result>(
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) rethrows -> Result? {
+        try withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// Whether this value holds the only reference to its owner (then its storage may grow in place).

@@ -1,16 +1,17 @@
 /// A chunk's bytes as the parts sequence reads them: an array slice, or memory a chunk lends, read where it is.
 ///
 /// A chunk type says which through ``MultipartChunk/multipartBytes``. Arrays hand over slices of themselves; a
-/// `ByteBuffer` lends its storage (`StreamingMultipartNIO`), so that each part's body comes out as views of the
-/// buffers it arrived in (`ByteBufferView`), and no byte of a file part is copied on its way through the parser.
+/// `ByteBuffer` lends its storage (`StreamingMultipartNIO`), so that each part's body comes out as regions of the
+/// buffers it arrived in (``LentBytes``), and no byte of a file part is copied on its way through the parser.
 /// Another chunk type lends its storage this way:
 ///
 /// ```swift
 /// extension MyChunk: MultipartChunk {
+///     public typealias MultipartSlice = LentBytes
 ///     public var multipartBytes: MultipartBytes {
 ///         MultipartBytes(lending: storage.region, owner: storage)  // storage: a final class that never writes
 ///     }
-///     public static func multipartSlice(_ bytes: MultipartBytes) -> ArraySlice<UInt8> { bytes.arraySlice }
+///     public static func multipartSlice(_ bytes: consuming MultipartBytes) -> LentBytes { LentBytes(bytes) }
 /// }
 /// ```
 ///
@@ -77,6 +78,6 @@ public struct MultipartBytes: Sendable {
         _ type: Owner.Type, _ body: (borrowing Owner, Range<Int>) throws -> Result
     ) rethrows -> Result? {
         guard case .lent(let bytes) = storage else { return nil }
-        return try bytes.withOwner(type, body)
+        return try bytes.withLender(type, body)
     }
 }

@@ -4,7 +4,7 @@ public import Foundation
 /// with one, a `ByteBuffer` (`StreamingMultipartNIO`) without one, its parts' bodies handed out as views of it.
 public protocol MultipartChunk {
     /// What a part's body comes out as, cut from chunks of this type (``MultipartParts/PartBody``'s element):
-    /// `ArraySlice<UInt8>` unless the chunk lends its storage, as a `ByteBuffer` does (`ByteBufferView`).
+    /// `ArraySlice<UInt8>` unless the chunk lends its storage, as a `ByteBuffer` does (``LentBytes``).
     /// A chunk itself, so that a part's body parses in turn (a `multipart/mixed` part's files).
     associatedtype MultipartSlice: RandomAccessCollection & Sendable & MultipartChunk = ArraySlice<UInt8>
     where MultipartSlice.Element == UInt8
@@ -14,13 +14,13 @@ public protocol MultipartChunk {
 
     /// `bytes` as a part's body: a region of chunks of this type, or bytes the parser copied (when a body's bytes
     /// were joined across two chunks).
-    static func multipartSlice(_ bytes: MultipartBytes) -> MultipartSlice
+    static func multipartSlice(_ bytes: consuming MultipartBytes) -> MultipartSlice
 }
 
 extension MultipartChunk where MultipartSlice == ArraySlice<UInt8> {
     /// `bytes` as an array slice: the slice itself for bytes in an array, else a copy.
     @inlinable
-    public static func multipartSlice(_ bytes: MultipartBytes) -> ArraySlice<UInt8> { bytes.arraySlice }
+    public static func multipartSlice(_ bytes: consuming MultipartBytes) -> ArraySlice<UInt8> { bytes.arraySlice }
 }
 
 extension Array: MultipartChunk where Element == UInt8 {
@@ -160,7 +160,7 @@ extension MultipartParts {
     }
 
     /// A part's body as an async sequence of byte chunks: slices of the source's chunks wherever possible
-    /// (`ArraySlice<UInt8>` for arrays, `ByteBufferView` for `ByteBuffer`s: see ``MultipartChunk/MultipartSlice``).
+    /// (`ArraySlice<UInt8>` for arrays, ``LentBytes`` for `ByteBuffer`s: see ``MultipartChunk/MultipartSlice``).
     public struct PartBody: AsyncSequence {
         public typealias Element = Base.Element.MultipartSlice
 

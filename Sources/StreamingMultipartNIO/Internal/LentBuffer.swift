@@ -1,16 +1,11 @@
 import NIOCore
 import StreamingMultipart
 
-/// A buffer lent to the parser: kept, unchanged, while the parser reads it or hands out views of it.
+/// A buffer lent to the parser: kept, unchanged, while the parser reads it or a part's body holds a region of it.
 final class LentBuffer: Sendable {
     let buffer: ByteBuffer
-    /// Its readable bytes, made once: each part's body is a slice of it.
-    let view: ByteBufferView
 
-    private init(_ buffer: ByteBuffer) {
-        self.buffer = buffer
-        view = buffer.readableBytesView
-    }
+    private init(_ buffer: ByteBuffer) { self.buffer = buffer }
 
     /// `buffer`'s readable bytes, lent: read in place for as long as the parser holds the returned bytes.
     ///

@@ -11,3 +11,15 @@ where Body.Element == ByteBuffer {
     }
     return names
 }
+
+/// Each part's body as `ByteBuffer`s that share the request's storage: nothing copied.
+func partBuffers<Body: AsyncSequence>(of body: Body, contentType: String) async throws -> [String: [ByteBuffer]]
+where Body.Element == ByteBuffer {
+    var buffers: [String: [ByteBuffer]] = [:]
+    for try await part in try body.multipartParts(contentType: contentType) {
+        for try await bytes in part.body {  // LentBytes: a region of a buffer the body arrived in
+            buffers[part.head.name, default: []].append(ByteBuffer(bytes))
+        }
+    }
+    return buffers
+}
