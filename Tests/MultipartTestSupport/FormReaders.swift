@@ -52,10 +52,9 @@ package enum FormReaders {
         return missing.isEmpty ? nil : missing.joined(separator: ", ")
     }()
 
-    /// `Tests/Peers/read_forms.go`, built once into a temporary folder.
+    /// `Tests/Peers/read_forms.go`, built once into a folder removed when the test process exits.
     package static let goReader: String? = {
-        guard let go = executableOnPath("go") else { return nil }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sm-go-\(UUID().uuidString)")
+        guard let go = executableOnPath("go"), let folder = try? TemporaryFolder.forTheProcess().url else { return nil }
         let binary = folder.appendingPathComponent("read_forms").path
         let built = try? runProgram(
             "/usr/bin/env",

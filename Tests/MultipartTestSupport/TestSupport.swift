@@ -34,6 +34,31 @@ package struct TemporaryFolder {
     }
 
     package func remove() { try? FileManager.default.removeItem(at: url) }
+
+    /// A folder that lives as long as the test process (a peer built once, a certificate made once): removed when
+    /// the process exits, so no run leaves it behind.
+    package static func forTheProcess() throws -> TemporaryFolder {
+        let folder = try TemporaryFolder()
+        FoldersRemovedAtExit.add(folder.url.path)
+        return folder
+    }
+}
+
+/// The process-long folders, removed by an `atexit` handler registered with the first.
+private enum FoldersRemovedAtExit {
+    private static let paths = NSLock()
+    nonisolated(unsafe) private static var list: [String] = []
+
+    static func add(_ path: String) {
+        paths.withLock {
+            if list.isEmpty { atexit { FoldersRemovedAtExit.removeAll() } }
+            list.append(path)
+        }
+    }
+
+    private static func removeAll() {
+        for path in paths.withLock({ list }) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }
 
 extension MultipartBody {

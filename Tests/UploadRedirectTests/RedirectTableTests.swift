@@ -62,7 +62,9 @@ struct RedirectRow: Sendable, CustomTestStringConvertible {
 
 /// A self-signed certificate for 127.0.0.1, made once with openssl.
 let testCertificate: (cert: String, key: String)? = {
-    guard let openssl = executableOnPath("openssl"), let folder = try? TemporaryFolder() else { return nil }
+    guard let openssl = executableOnPath("openssl"), let folder = try? TemporaryFolder.forTheProcess() else {
+        return nil
+    }
     let cert = folder.url.appendingPathComponent("cert.pem").path
     let key = folder.url.appendingPathComponent("key.pem").path
     let made = try? runProgram(
