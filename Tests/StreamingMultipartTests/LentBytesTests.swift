@@ -51,6 +51,7 @@ import Testing
         let copied = LentBytes(MultipartBytes(Array(slice)[...]))
         #expect(Array(copied) == Array(10..<20))
         #expect(copied.withLender(Lender.self) { _, _ in true } == nil, "copied bytes have no lender")
+        #expect(String(describing: slice) == "LentBytes(10 bytes)")
     }
 }
 

@@ -30,3 +30,8 @@ extension LentBytes {
         }
     }
 }
+
+/// Lent bytes print as their count, not as the region's address.
+extension LentBytes: CustomStringConvertible {
+    public var description: String { "LentBytes(\(count) bytes)" }
+}
