@@ -21,8 +21,9 @@ Prints its port on the first line. Each new connection takes the next ACTION; th
                                  until the client closes (at most 2 s)
 Every answer but refuse's carries Connection: close. continue and refuse print a line for each connection on
 standard output: "early N" (the body bytes before the 100), "waited MS" (from the head to the body's first byte)
-or "after N" (the body bytes after the refusal). When standard input closes, prints "client bytes N" (every byte
-that came from clients on the connections proxy and cut forwarded), then exits.
+or "after N" (the body bytes after the refusal). When standard input closes, prints "cuts N" (the cut connections
+whose N bytes came: a connection the client closed before then was not cut) and "client bytes N" (every byte that
+came from clients on the connections proxy and cut forwarded), then exits.
 """
 import socket
 import sys
@@ -61,6 +62,7 @@ def drain(conn, head, rest):
 
 
 client_bytes = 0
+cuts_made = 0
 count_lock = threading.Lock()
 
 
@@ -68,6 +70,12 @@ def count(received):
     global client_bytes
     with count_lock:
         client_bytes += received
+
+
+def count_cut():
+    global cuts_made
+    with count_lock:
+        cuts_made += 1
 
 
 def pipe(source, sink, counted=False):
@@ -136,6 +144,8 @@ def serve(conn, action, target_port):
                 count(len(chunk))
                 upstream.sendall(chunk)
                 left -= len(chunk)
+            if left <= 0:
+                count_cut()
             upstream.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             upstream.close()
             kind = "drop"  # the client's side is reset below
@@ -204,6 +214,7 @@ def main():
     threading.Thread(target=accept, daemon=True).start()
     sys.stdin.read()
     with count_lock:
+        print(f"cuts {cuts_made}", flush=True)
         print(f"client bytes {client_bytes}", flush=True)
 
 

@@ -35,14 +35,18 @@ final class Front: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// Stops the front and returns the bytes clients sent through it, on every connection it forwarded.
-    func stopCountingClientBytes() -> Int? {
+    /// Stops the front and returns the bytes clients sent through it, on every connection it forwarded, and the
+    /// connections it cut (a `cut:N` connection the client closed before N bytes is not cut).
+    func stopCounting() -> (clientBytes: Int, cuts: Int)? {
         try? input.fileHandleForWriting.close()
         let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return rest.split(separator: "\n").last { $0.hasPrefix("client bytes ") }.flatMap {
-            Int($0.dropFirst("client bytes ".count))
+        let lines = rest.split(separator: "\n")
+        func number(after prefix: String) -> Int? {
+            lines.last { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
         }
+        guard let clientBytes = number(after: "client bytes "), let cuts = number(after: "cuts ") else { return nil }
+        return (clientBytes, cuts)
     }
 }
 

@@ -119,10 +119,14 @@ struct ResumableUploadTests {
             resumptions = events.all.filter { if case .resuming = $0 { true } else { false } }.count
         }
         form.check(answer)
-        let clientBytes = try #require(front.stopCountingClientBytes())
+        let (clientBytes, cuts) = try #require(front.stopCounting())
         print(
-            "\(client), \(arguments.first ?? "the spool folder"): \(clientBytes) bytes sent for \(length), \(actions)")
-        #expect(resumptions == 10, "cuts \(actions)")
+            "\(client), \(arguments.first ?? "the spool folder"): \(clientBytes) bytes sent for \(length), \(cuts) "
+                + "cuts made of \(actions)")
+        // One resumption for every cut made. A connection the client closes before its cut's bytes came takes that
+        // cut's turn uncut (a CI run under load saw 9 resumptions for the ten turns).
+        #expect(resumptions == cuts, "cuts \(actions)")
+        #expect(cuts >= 8, "\(cuts) of the ten cuts were made")
         #expect(clientBytes >= length && Double(clientBytes) <= 1.1 * Double(length), "\(clientBytes) for \(length)")
         #expect(try server.spooledFiles() == [])
     }
