@@ -15,7 +15,8 @@ public import StreamingMultipartNIO
 /// ```
 ///
 /// Hummingbird's own `.http1()` adds its `additionalChannelHandlers` after that conversion, where these could not
-/// work; the rest is what its `HTTP1Channel.setup` does. Made by `HTTPServerBuilder.guardedHTTP1(guards:idleTimeout:)`.
+/// work; the rest is what its `HTTP1Channel.setup` does. Made by
+/// ``HummingbirdCore/HTTPServerBuilder/guardedHTTP1(guards:idleTimeout:resumableUploads:)``.
 public struct GuardedHTTP1Channel: HTTPChannelHandler {
     public typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -31,7 +32,7 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     ///   - responder: the application's responder.
     ///   - guards: the header deadline, write timeout, linger and connection limit.
     ///   - idleTimeout: nothing read or written for this long closes the connection.
-    ///   - resumableUploads: the uploads offered resumption (``StreamingMultipartNIO/ResumableUploads``); their
+    ///   - resumableUploads: the uploads offered resumption (`ResumableUploads`, StreamingMultipartNIO); their
     ///     resources and routes are served around `responder`. Nil for none.
     public init(
         responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration,
@@ -78,8 +79,8 @@ extension HTTPServerBuilder {
     ///   - guards: the header deadline, write timeout, linger and connection limit (`HTTPServerGuards`).
     ///   - idleTimeout: nothing read or written for this long closes the connection.
     ///   - resumableUploads: the uploads offered resumption (draft-ietf-httpbis-resumable-upload): a client whose
-    ///     connection drops sends only the rest, and the route reads one body (``StreamingMultipartNIO/ResumableUploads``).
-    ///     Nil (the default) for none.
+    ///     connection drops sends only the rest, and the route reads one body (`ResumableUploads`,
+    ///     StreamingMultipartNIO). Nil (the default) for none.
     public static func guardedHTTP1(
         guards: HTTPServerGuards = HTTPServerGuards(
             connections: .fittingDescriptors(uploads: ConnectionLimit.uploadsFittingDescriptors()),

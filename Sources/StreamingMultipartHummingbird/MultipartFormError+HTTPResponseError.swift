@@ -5,8 +5,9 @@ public import StreamingMultipart
 
 /// A form that could not be read or decoded, answered as JSON by Hummingbird itself when a route throws it:
 /// `{"error":{"code","message","field","offset"}}` with the library's status, `Connection: close` (so that the
-/// rest of a refused body is never read, with ``HTTPServerBuilder/guardedHTTP1(guards:idleTimeout:)``), and
-/// `Retry-After: 1` for 429 and 503.
+/// rest of a refused body is never read, with
+/// ``HummingbirdCore/HTTPServerBuilder/guardedHTTP1(guards:idleTimeout:resumableUploads:)``), and `Retry-After: 1`
+/// for 429 and 503.
 extension MultipartFormError: HTTPResponseError {
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: response.status) }
 

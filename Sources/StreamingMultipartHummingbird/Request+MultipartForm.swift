@@ -5,7 +5,7 @@ public import StreamingMultipartNIO
 
 extension Request {
     /// Streams this request's form, `multipart/form-data` or `application/x-www-form-urlencoded` alike, through
-    /// `spooler` and decodes it as `T` (``StreamingMultipart/SpooledForm`` for the form itself); `work` gets the
+    /// `spooler` and decodes it as `T` (`SpooledForm` for the form itself); `work` gets the
     /// value, and the form's files are removed when it returns or throws (move a `SpooledFile` out to keep it).
     ///
     /// ```swift

@@ -13,9 +13,9 @@ extension MultipartFormError: AbortError {
     }
 }
 
-/// Answers a ``StreamingMultipart/MultipartFormError`` a route throws as JSON,
-/// `{"error":{"code","message","field","offset"}}`, with its status and `Retry-After` for 429 and 503; logs the
-/// whole error (paths included) at its ``StreamingMultipart/MultipartFormError/logLevel``. Installed by `Application.useMultipartUploads()`.
+/// Answers a `MultipartFormError` a route throws as JSON, `{"error":{"code","message","field","offset"}}`, with its
+/// status and `Retry-After` for 429 and 503; logs the whole error (paths included) at its `logLevel`. Installed by
+/// ``Vapor/Application/useMultipartUploads(idleTimeout:)``.
 public struct MultipartErrorMiddleware: AsyncMiddleware {
     public init() {}
 
