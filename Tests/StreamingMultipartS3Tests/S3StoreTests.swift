@@ -19,6 +19,10 @@ final class S3Peer: @unchecked Sendable {
 
     static let aws = executableOnPath("aws")
     static let motoAvailable = aws != nil && Peers.python3(with: ["moto.server", "boto3"]) != nil
+    /// moto computes a multipart upload's composite CRC-32C with Python's optional `crc32c` module, and without it
+    /// silently computes CRC-32 in its place (`moto/s3/utils.py`, `compute_checksum`): the answer a test reads is
+    /// then wrong whatever the store sent.
+    static let motoComputesCRC32C = motoAvailable && Peers.python3(with: ["crc32c"]) != nil
     static let radosgwAvailable =
         aws != nil
         && ["ceph-mon", "ceph-osd", "radosgw", "radosgw-admin", "ceph-authtool", "monmaptool"].allSatisfy {
@@ -115,11 +119,18 @@ final class S3Peer: @unchecked Sendable {
         return body
     }
 
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func filesStreamIntoMotoAndReadBackWhole() async throws {
+        try await roundTrip(try S3Peer.shared(.moto), checksum: .sha256)
+    }
+
+    /// The same with CRC-32C, whose composite checksum moto computes right only with Python's `crc32c` module.
     @Test(
-        .enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"),
-        arguments: [S3Store.Configuration.Checksum.sha256, .crc32c])
-    func filesStreamIntoMotoAndReadBackWhole(checksum: S3Store.Configuration.Checksum) async throws {
-        try await roundTrip(try S3Peer.shared(.moto), checksum: checksum)
+        .enabled(
+            if: S3Peer.motoComputesCRC32C,
+            "needs moto[server], boto3, awscli and crc32c (pip): without crc32c, moto answers a CRC-32 for CRC-32C"))
+    func filesStreamIntoMotoWithCRC32CAndReadBackWhole() async throws {
+        try await roundTrip(try S3Peer.shared(.moto), checksum: .crc32c)
     }
 
     /// radosgw checks every signature: a part sent as `UNSIGNED-PAYLOAD` beside its CRC-32C is taken too.
@@ -289,10 +300,11 @@ final class S3Peer: @unchecked Sendable {
                 let head = try peer.s3api(["head-object", "--key", key, "--checksum-mode", "ENABLED"], bucket: bucket)
                 return head?["ChecksumCRC32C"] as? String
             }
-            // S3 answers a composite checksum with its part count ("…-3"); moto leaves that off. Base64 has no "-".
-            #expect(
-                try answered(keys[0])?.replacingOccurrences(of: "-3", with: "")
-                    == Data(Self.crc32c(parts.flatMap(\.bytes)).bytes).base64EncodedString())
+            // What S3 promises for a multipart upload begun with CRC-32C: the object's checksum is the CRC-32C of
+            // its parts' CRC-32Cs, followed by the part count ("…-3"). moto 5.2.1 leaves the count off.
+            let composite = Data(Self.crc32c(parts.flatMap(\.bytes)).bytes).base64EncodedString()
+            let video = try answered(keys[0])
+            #expect(video == composite + "-3" || video == composite, "the video's composite CRC-32C")
             #expect(try answered(keys[1]) == Data(Self.crc32c(Self.large.prefix(1000)).bytes).base64EncodedString())
         }
         #expect(
