@@ -34,7 +34,7 @@ import Testing
 
         func decide(_ file: MultipartStoreFile) -> MultipartFileDecision {
             lock.withLock { seen.append(file) }
-            return file.contentType == "image/svg+xml" ? decision : .store
+            return file.mediaType == "image/svg+xml" ? decision : .store
         }
     }
 
@@ -143,5 +143,41 @@ import Testing
         }
         #expect(asked.asked.map(\.filename) == ["a.txt", "b.txt"])
         #expect(asked.asked.map(\.name) == ["f", "f"])
+    }
+
+    /// The documented filter (`file.mediaType == "image/svg+xml"`) refuses every way a client may write the type:
+    /// any case, parameters, an empty parameter, whitespace, a parameter that does not parse.
+    @Test(arguments: [
+        "image/SVG+XML", "image/svg+xml; charset=utf-8", "image/svg+xml;", " image/svg+xml ", "IMAGE/Svg+Xml ;",
+        "image/svg+xml; x=\"unterminated", "image/svg+xml\t;a=1;a=2",
+    ])
+    func theDocumentedFilterRefusesEveryWayOfWritingTheType(declared: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = { file in
+            file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not accepted") : .store
+        }
+        let body =
+            Array(
+                ("--b\r\nContent-Disposition: form-data; name=\"logo\"; filename=\"logo.svg\"\r\n"
+                    + "Content-Type: \(declared)\r\n\r\n").utf8) + Self.svg + Array("\r\n--b--\r\n".utf8)
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(body, size: 7), contentType: "multipart/form-data; boundary=b")
+        }
+        #expect(error?.code == .fileRefused, "\(declared) was not refused")
+        #expect(try folder.contents() == [])
+    }
+
+    @Test func theMediaTypeIsTheEssenceOfTheDeclaredType() {
+        let cases: [(String?, String?)] = [
+            ("image/png", "image/png"), ("Image/PNG; q=1", "image/png"), ("\t text/plain ;", "text/plain"),
+            ("image/svg+xml;charset=\"utf-8", "image/svg+xml"), (nil, nil), ("png", nil), ("/png", nil),
+            ("image/", nil), ("image /png", nil), ("image/p ng", nil), ("image/png\u{E9}", nil), ("", nil),
+        ]
+        for (declared, expected) in cases {
+            let file = MultipartStoreFile(name: "f", filename: "f", contentType: declared, partIndex: 0)
+            #expect(file.mediaType == expected, "\(String(describing: declared))")
+        }
     }
 }

@@ -1,10 +1,11 @@
 /// What a ``MultipartSpooler/fileFilter`` decides for a file part, from what the client said of it (its field,
 /// filename and content type) and before any of its bytes is stored: multer's `fileFilter`, busboy's per-file
-/// choice.
+/// choice. Compare the type as ``MultipartStoreFile/mediaType`` gives it (lower case, no parameters), never the raw
+/// ``MultipartStoreFile/contentType``: `image/SVG+XML; charset=utf-8` is an SVG image to a browser.
 ///
 /// ```swift
 /// spooler.fileFilter = { file in
-///     switch file.contentType {
+///     switch file.mediaType {
 ///     case "image/svg+xml"?: .refuse(status: 415, message: "SVG images are not accepted")
 ///     case let type? where type.hasPrefix("image/"): .store
 ///     default: .skip  // read and dropped; the rest of the form is kept

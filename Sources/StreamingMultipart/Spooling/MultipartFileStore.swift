@@ -54,8 +54,12 @@ public struct MultipartStoreFile: Sendable, Hashable {
     public var name: String
     /// The filename as sent (``ContentDisposition/preferredFilename``): any text, never a safe name.
     public var filename: String
-    /// The part's `Content-Type` value as sent, or nil.
+    /// The part's `Content-Type` value as sent, or nil: any case, any parameters. Decide by ``mediaType``.
     public var contentType: String?
+    /// The part's media type as a browser reads ``contentType``: `type/subtype` in lower case, without parameters
+    /// (``ContentType/mediaType(of:)``), so that `image/SVG+XML; charset=utf-8` and `image/svg+xml;` are
+    /// `image/svg+xml`; nil when the part has no `Content-Type` or none of that shape. What a file filter compares.
+    public var mediaType: String? { contentType.flatMap(ContentType.mediaType(of:)) }
     /// The part's index in the body.
     public var partIndex: Int
 

@@ -12,7 +12,7 @@ func receiveGallery<Body: AsyncSequence>(
 ) async -> (status: Int, body: Data) where Body.Element: MultipartChunk {
     var spooler = MultipartSpooler(directory: spool)
     spooler.fileFilter = { file in
-        file.contentType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not accepted") : .store
+        file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not accepted") : .store
     }
     do {
         let count = try await spooler.withSpooledForm(body, contentType: contentType) { form in

@@ -11,7 +11,7 @@ struct Upload: Decodable {
 
 let spooler = MultipartSpooler(directory: CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory())
 let noSVG: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in
-    file.contentType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
+    file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
 }
 let router = Router()
 router.post("/upload") { request, _ in

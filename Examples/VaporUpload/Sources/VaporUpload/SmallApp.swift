@@ -12,7 +12,7 @@ public func smallApp(_ app: Application, spooler: MultipartSpooler) {
     }
     app.useMultipartUploads()
     let noSVG: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in
-        file.contentType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
+        file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
     }
     app.on(.POST, "upload", body: .stream) { req in
         try await req.multipartForm(as: Upload.self, spooler: spooler, fileFilter: noSVG) { upload in
