@@ -123,6 +123,16 @@ extension S3Store {
             key?(file) ?? prefix + Self.randomName()
         }
 
+        /// Whether this configuration makes keys of `key`'s shape: ``prefix`` and exactly 32 lower-case hex digits,
+        /// nothing before or after. What ``S3Store/abortStaleUploads(olderThan:now:)`` may touch: another
+        /// application's key under the same prefix (`backups/db.tar` under `""`, `upload-archive/x.bin` under `up`)
+        /// never has it. Keys a ``key`` closure chose are not recognized, whatever their shape.
+        func makes(key: String) -> Bool {
+            guard self.key == nil, key.hasPrefix(prefix) else { return false }
+            let name = key.utf8.dropFirst(prefix.utf8.count)
+            return name.count == 32 && name.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+
         /// Images, audio, video, PDF, archives and plain text: types a browser shows (or saves) and never runs as a
         /// page or script. Not HTML, SVG, XML, XHTML, JavaScript or anything else that can carry script.
         public static let sniffingSafeTypes: Set<String> = [

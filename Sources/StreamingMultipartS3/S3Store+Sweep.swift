@@ -4,10 +4,16 @@ import NIOHTTP1
 import StreamingMultipart
 
 extension S3Store {
-    /// Aborts the multipart uploads under ``S3Store/Configuration/prefix`` that began more than `age` ago: what a server
+    /// Aborts the multipart uploads this store's configuration made that began more than `age` ago: what a server
     /// killed mid-upload left in the bucket (a running server aborts its own failed uploads; a killed one cannot).
     /// Call it when a server starts, with an age past the longest upload any server sharing the bucket may still
     /// be sending (its body deadline), so that no upload in progress is cut.
+    ///
+    /// What it may touch: only uploads whose key has the store's own shape, ``S3Store/Configuration/prefix`` and
+    /// exactly 32 lower-case hex digits. Another application's upload in the same bucket is left alone even under
+    /// the same prefix (`backups/db.tar` under the default prefix `""`, `upload-archive/x.bin` under `up`), and so
+    /// is every upload when ``S3Store/Configuration/key`` chooses the keys: the store cannot tell those from
+    /// another's, so sweep them yourself. Servers sharing the prefix share the sweep, hence the age.
     ///
     /// ```swift
     /// let aborted = try await store.abortStaleUploads(olderThan: .seconds(24 * 3600))
@@ -24,7 +30,8 @@ extension S3Store {
                 try await client.send(
                     .GET, key: nil, query: [("uploads", ""), ("prefix", configuration.prefix)] + markers)
             }
-            for upload in Self.uploads(in: answer.text) where upload.initiated < cutoff {
+            for upload in Self.uploads(in: answer.text)
+            where upload.initiated < cutoff && configuration.makes(key: upload.key) {
                 do {
                     _ = try await S3Retry.run(configuration) {
                         try await client.send(.DELETE, key: upload.key, query: [("uploadId", upload.id)])

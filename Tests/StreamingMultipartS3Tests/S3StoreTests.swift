@@ -232,27 +232,47 @@ final class S3Peer: @unchecked Sendable {
         try await sweep(try S3Peer.shared(.radosgw), datesAreReal: true)
     }
 
-    /// What a killed server leaves: open multipart uploads. The sweep aborts those under the prefix past the age,
-    /// and nothing else: neither a younger upload nor one under another prefix. Moto lists every upload as begun
-    /// on one fixed day of 2010, so the age is checked against radosgw alone.
+    /// What a killed server leaves: open multipart uploads. The sweep aborts those past the age whose key has the
+    /// store's own shape (its prefix and 32 hex digits), and nothing else: neither a younger upload, nor another
+    /// application's key under the same prefix, nor one under a prefix that merely begins the same. Moto lists every
+    /// upload as begun on one fixed day of 2010, so the age is checked against radosgw alone.
     func sweep(_ peer: S3Peer, datesAreReal: Bool) async throws {
         let bucket = try peer.makeBucket()
         let logs = InMemoryLogHandler()
         let logger = Logger(label: "s3", factory: { _ in logs })
-        let store = try S3Store(configuration: peer.configuration(bucket: bucket), logger: logger)
-        for key in ["forms/a", "forms/b", "other/c"] {
+        func store(prefix: String) throws -> S3Store {
+            var configuration = try peer.configuration(bucket: bucket)
+            configuration.prefix = prefix
+            return try S3Store(configuration: configuration, logger: logger)
+        }
+        let hex = (0..<3).map { _ in S3Store.Configuration.randomName() }
+        let ours = ["forms/" + hex[0], "forms/" + hex[1]]
+        let others = [
+            "forms/a", "forms/\(hex[2])/x", "forms/\(hex[2].uppercased())", "formsx/" + hex[2], "other/c",
+            "backups/db.tar", "upload-archive/x.bin",
+        ]
+        for key in ours + others + [hex[2]] {
             _ = try peer.s3api(["create-multipart-upload", "--key", key], bucket: bucket)
         }
         if datesAreReal {
-            #expect(try await store.abortStaleUploads(olderThan: .seconds(3600)) == 0, "all are younger than an hour")
-            #expect(try peer.contents(of: bucket).uploads == 3)
+            #expect(
+                try await store(prefix: "forms/").abortStaleUploads(olderThan: .seconds(3600)) == 0,
+                "all are younger than an hour")
+            #expect(try peer.contents(of: bucket).uploads == 10)
         }
         let later = Date().addingTimeInterval(120)
-        #expect(try await store.abortStaleUploads(olderThan: .seconds(60), now: later) == 2)
+        #expect(try await store(prefix: "forms/").abortStaleUploads(olderThan: .seconds(60), now: later) == 2)
+        // The default prefix "" sweeps the store's own keys at the bucket's root, never the rest of the bucket; a
+        // prefix without its "/" never sweeps a neighbour it begins.
+        #expect(try await store(prefix: "").abortStaleUploads(olderThan: .seconds(60), now: later) == 1)
+        #expect(try await store(prefix: "up").abortStaleUploads(olderThan: .seconds(60), now: later) == 0)
+        var keyed = try peer.configuration(bucket: bucket)
+        keyed.key = { _ in "forms/a" }
+        #expect(try await S3Store(configuration: keyed).abortStaleUploads(olderThan: .seconds(60), now: later) == 0)
         let left = try peer.s3api(["list-multipart-uploads"], bucket: bucket)?["Uploads"] as? [[String: Any]] ?? []
-        #expect(left.compactMap { $0["Key"] as? String } == ["other/c"])
+        #expect(left.compactMap { $0["Key"] as? String }.sorted() == others.sorted())
         let told = logs.entries.filter { "\($0.message)".contains("aborted a stale multipart upload") }
-        #expect(Set(told.compactMap { $0.metadata["s3.key"]?.description }) == ["forms/a", "forms/b"])
+        #expect(Set(told.compactMap { $0.metadata["s3.key"]?.description }) == Set(ours + [hex[2]]))
     }
 
     /// The form into a bucket and back through awscli, with each part's checksum `checksum` and the spool's digest
