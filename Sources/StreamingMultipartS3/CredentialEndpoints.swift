@@ -146,17 +146,28 @@ struct ContainerCredentials {
         token = environment.firstSet("AWS_CONTAINER_AUTHORIZATION_TOKEN")
     }
 
-    /// The SDKs' rule: a full URI over plain http only to this machine or the container agent's address.
+    /// botocore's rule: a full URI over plain http only to this machine, named by a loopback IP literal or
+    /// `localhost`, or to the container agent's link-local address. Never another name: `127.x.attacker.example`
+    /// begins like a loopback address but is resolved, and the authorization token would go to whoever answers.
     static func mayBeSentTo(scheme: String?, host: String) -> Bool {
         switch scheme?.lowercased() {
         case "https": return true
         case "http":
             let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-            let loopback =
-                bare == "localhost" || bare == "::1"
-                || (bare.hasPrefix("127.") && bare.split(separator: ".").count == 4)
-            return loopback || ["169.254.170.2", "169.254.170.23", "fd00:ec2::23"].contains(bare)
+            return bare == "localhost" || isLoopbackIPv4Literal(bare)
+                || ["::1", "0:0:0:0:0:0:0:1", "169.254.170.2", "169.254.170.23", "fd00:ec2::23"].contains(bare)
         default: return false
+        }
+    }
+
+    /// Whether `host` is a dotted-quad IPv4 literal in 127.0.0.0/8: four decimal numbers up to 255, none with a
+    /// leading zero (which `inet_aton` would read as octal: `0127.0.0.1` is 87.0.0.1).
+    static func isLoopbackIPv4Literal(_ host: String) -> Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                && (part == "0" || !part.hasPrefix("0")) && Int(part).map { $0 <= 255 } == true
         }
     }
 

@@ -161,6 +161,11 @@ struct S3CredentialTests {
         ("http://169.254.170.23/v1/credentials", true), ("http://[fd00:ec2::23]/v1/credentials", true),
         ("https://creds.example.com/", true), ("http://creds.example.com/", false), ("http://10.0.0.1/", false),
         ("http://127.0.0.1.example.com/", false), ("file:///etc/passwd", false),
+        // Names and literals that begin like loopback but are not (the review's: a named host, resolved).
+        ("http://127.x.attacker.example/", false), ("http://127.0.0.attacker/", false), ("http://127.1/", false),
+        ("http://0127.0.0.1/", false), ("http://127.0.0.256/", false), ("http://127.0.0.1x/", false),
+        ("http://localhost.attacker.example/", false), ("http://[::ffff:127.0.0.1]/", false),
+        ("http://127.255.255.254/", true), ("http://[0:0:0:0:0:0:0:1]/", true),
     ])
     func aContainerURIGoesOverHTTPOnlyToThisMachineOrTheAgent(uri: String, allowed: Bool) throws {
         let made = Result { try ContainerCredentials(environment: ["AWS_CONTAINER_CREDENTIALS_FULL_URI": uri]) }
