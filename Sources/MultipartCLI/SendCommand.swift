@@ -216,7 +216,14 @@ struct SendCommand: AsyncParsableCommand {
         let display = SendProgress(style: progressStyle, body: body)
         let outcome: Result<Void, any Error>
         do {
-            try await withDeadline(maxTime) { try await self.send(body, with: client, display: display) }
+            if let maxTime {
+                // -m: the whole send, cancelled with SendFailure.timedOut.
+                try await withDeadline(milliseconds(maxTime), timedOut: SendFailure.timedOut) {
+                    try await self.send(body, with: client, display: display)
+                }
+            } else {
+                try await send(body, with: client, display: display)
+            }
             outcome = .success(())
         } catch {
             outcome = .failure(error)
@@ -472,18 +479,4 @@ struct SendCommand: AsyncParsableCommand {
 /// NIO's `TimeAmount` holds nanoseconds in an `Int64`.
 private func milliseconds(_ seconds: Double) -> Duration {
     .milliseconds(Int64(min(seconds, 1e9) * 1000))
-}
-
-/// Runs `operation`, cancelling it after `seconds` (nil: no limit) with ``SendFailure/timedOut``.
-private func withDeadline(_ seconds: Double?, _ operation: @escaping @Sendable () async throws -> Void) async throws {
-    guard let seconds else { return try await operation() }
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: milliseconds(seconds))
-            throw SendFailure.timedOut
-        }
-        defer { group.cancelAll() }
-        try await group.next()
-    }
 }

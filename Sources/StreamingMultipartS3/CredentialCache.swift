@@ -5,7 +5,7 @@ import Logging
 /// needing them meanwhile waits for.
 ///
 /// ```swift
-/// let cache = CredentialCache(provider: .default(), fetcher: CredentialFetcher(http: .shared), logger: logger)
+/// let cache = CredentialCache(provider: .default(), fetcher: CredentialFetcher(), logger: logger)
 /// let credentials = try await cache.current()   // fetched at first use, then kept
 /// ```
 ///

@@ -2,16 +2,36 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import StreamingMultipart
 
-/// The HTTP a credential provider speaks: one request, its answer read up to 64 KiB, every failure an ``S3Error``
-/// of ``S3Error/Code/missingCredentials`` naming the provider and the URL (never a token or a secret).
+/// The HTTP a credential provider speaks: one request, its answer read up to 64 KiB, the whole exchange (connection,
+/// head and body) within its timeout, every failure an ``S3Error`` of ``S3Error/Code/missingCredentials`` naming the
+/// provider and the URL (never a token or a secret).
+///
+/// Redirects are never followed, as botocore follows none for these endpoints: a client that follows them sends
+/// the request on, its `X-aws-ec2-metadata-token` or `Authorization` with it, to whatever origin the answer names.
+/// So the fetches go through one client of the library's own that disallows them, not the store's (which may
+/// follow); a redirect is then an answer that is not 200, and refused.
 struct CredentialFetcher: Sendable {
-    let http: HTTPClient
+    let http = Self.client
+    /// Waits out a fetch's timeout: `Task.sleep`, or in a test the test's own signal, so that no test waits on a
+    /// wall clock.
+    let wait: @Sendable (Duration) async throws -> Void
+
+    /// A fetcher on the library's own client, which follows no redirect.
+    init(wait: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+        self.wait = wait
+    }
+
+    /// The client every credential fetch uses: the process's singleton event loops, redirects disallowed. A
+    /// process-wide value like `HTTPClient.shared`, never shut down.
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
 
     /// The most bytes of an answer read: a credentials document is a few hundred.
     static let maxAnswerBytes = 64 << 10
 
-    /// The answer's body when its status is 200.
+    /// The answer's body when its status is 200, read whole within `timeout` (a trickling body is cut there).
     func send(
         _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: String? = nil,
         timeout: Duration, provider: String
@@ -23,18 +43,16 @@ struct CredentialFetcher: Sendable {
         let status: HTTPResponseStatus
         let bytes: ByteBuffer
         do {
-            let response = try await http.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
-            status = response.status
-            // Credentials come from the endpoint asked, or not at all: a client that follows redirects has sent
-            // the request on (its session token with it), but what answered there is not taken.
-            guard response.history.count <= 1 else {
-                throw S3Error(
-                    code: .missingCredentials,
-                    message:
-                        "\(provider): \(method.rawValue) \(url) redirected to \(response.url?.absoluteString ?? "another URL"); refused"
-                )
-            }
-            bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
+            let timedOut = S3Error(
+                code: .missingCredentials,
+                message: "\(provider): \(method.rawValue) \(url) gave no whole answer within \(timeout)")
+            (status, bytes) = try await withDeadline(
+                waiting: { [wait] in try await wait(timeout) }, timedOut: timedOut,
+                operation: { [http, request] in
+                    let response = try await http.execute(
+                        request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
+                    return (response.status, try await response.body.collect(upTo: Self.maxAnswerBytes))
+                })
         } catch let error as CancellationError {
             throw error
         } catch let error as S3Error {
@@ -45,9 +63,10 @@ struct CredentialFetcher: Sendable {
         let text = String(buffer: bytes)
         guard status == .ok else {
             let detail = XMLText.value(of: "Message", in: text).map { ": \($0)" } ?? ""
+            let redirect = (300..<400).contains(status.code) ? " (a redirect, which is never followed)" : ""
             throw S3Error(
                 code: .missingCredentials,
-                message: "\(provider): \(method.rawValue) \(url) answered \(status.code)\(detail)",
+                message: "\(provider): \(method.rawValue) \(url) answered \(status.code)\(redirect)\(detail)",
                 status: Int(status.code))
         }
         return text

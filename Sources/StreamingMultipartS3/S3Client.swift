@@ -20,7 +20,7 @@ struct S3Client: Sendable {
         self.configuration = configuration
         self.http = http
         credentials = CredentialCache(
-            provider: configuration.credentials, fetcher: CredentialFetcher(http: http), logger: logger)
+            provider: configuration.credentials, fetcher: CredentialFetcher(), logger: logger)
         signer = SigV4Signer(
             credentials: S3Credentials(accessKeyID: "", secretAccessKey: ""), region: configuration.region)
     }

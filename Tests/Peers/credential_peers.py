@@ -12,6 +12,10 @@ script's own calls; then serves, on a second port, the two protocols an SDK fetc
     GET  /ID/LIFETIME/latest/meta-data/iam/security-credentials/[ROLE]
                                                             the role, then its credentials, with the token only
     GET  /ID/LIFETIME/redirect                             302 to the container endpoint (which must not be taken)
+    GET  /ID/LIFETIME/trickle                              200 for 1,000 bytes, then a byte each 0.1 s (at most 30 s)
+    PUT  /ID/LIFETIME/moved/latest/api/token               IMDSv2's session token, as above
+    GET  /ID/LIFETIME/moved/latest/meta-data/...           307 to the same path on another origin (localhost),
+                                                            which counts `captured` and a token it was sent
     GET  /stats/ID                                         what ID's requests did (JSON)
     GET  /object/BUCKET/KEY                                an object's size, read with the admin key (JSON)
 
@@ -127,7 +131,8 @@ def handler(peers: Peers):
 
         def do_PUT(self) -> None:
             route = self.route()
-            if route and route[2] == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
+            if route and route[2] in ("/latest/api/token", "/moved/latest/api/token") \
+                    and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 peers.count(route[0], "imds-token")
                 return self.answer(200, IMDS_TOKEN, "text/plain")
             self.answer(400, {"error": "bad token request"})
@@ -147,6 +152,33 @@ def handler(peers: Peers):
             if rest == "/redirect":
                 self.send_response(302)
                 self.send_header("Location", f"/{test}/{lifetime}/container")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
+            if rest == "/trickle":
+                peers.count(test, "trickle")
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.flush()
+                for _ in range(300):
+                    try:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                    except OSError:
+                        return None
+                    peers.count(test, "trickled")
+                    time.sleep(0.1)
+                return None
+            if rest.startswith("/moved/"):
+                if self.headers.get("Host", "").startswith("localhost"):
+                    peers.count(test, "captured")
+                    if self.headers.get("X-aws-ec2-metadata-token"):
+                        peers.count(test, "token-captured")
+                    return self.answer(200, ROLE + "\n", "text/plain")
+                self.send_response(307)
+                self.send_header("Location", f"http://localhost:{self.server.server_port}{self.path}")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return None

@@ -145,14 +145,55 @@ struct S3CredentialTests {
             ]))
         await #expect(throws: S3Error.self) { try await broken.credentials() }
         #expect(try await peers.stats(id)["refused"] == 1)
-        // Credentials from where a redirect led are not taken, though the client followed it.
+        // A redirect is never followed: the token never goes where it leads, and its answer is refused.
         let redirected = try peers.store(
             .container(environment: [
                 "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/redirect",
                 "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
             ]))
         let refusal = await #expect(throws: S3Error.self) { try await redirected.credentials() }
-        #expect(refusal?.message.contains("redirected to \(base)/container; refused") == true, "\(refusal!)")
+        #expect(
+            refusal?.message.contains("GET \(base)/redirect answered 302 (a redirect, which is never followed)")
+                == true,
+            "\(refusal!)")
+        #expect(try await peers.stats(id)["container"] == nil, "the redirect's target was asked")
+    }
+
+    /// IMDSv2's session token goes to the endpoint asked and nowhere else: a redirect to another origin is the
+    /// answer (refused), as botocore takes it, and the other origin never sees the token.
+    @Test func theInstanceMetadataTokenNeverFollowsARedirect() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let store = try peers.store(
+            .instanceMetadata(environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": base + "/moved/"]))
+        let error = await #expect(throws: S3Error.self) { try await store.credentials() }
+        #expect(error?.status == 307 && error?.message.contains("never followed") == true, "\(error!)")
+        let asked = try await peers.stats(id)
+        #expect(asked["imds-token"] == 1 && asked["captured"] == nil && asked["token-captured"] == nil, "\(asked)")
+    }
+
+    /// A credential endpoint's whole answer, not only its head, must come within the provider's timeout: one that
+    /// sends its head and then trickles its body is cut there, not after the trickle (30 s). The timeout is the
+    /// test's signal, not a clock.
+    @Test func aTricklingAnswerIsCutAtTheTimeout() async throws {
+        let peers = try CredentialPeers.shared()
+        let (id, base) = peers.base()
+        let (deadline, passes) = AsyncStream<Void>.makeStream()
+        let fetcher = CredentialFetcher { _ in
+            for await _ in deadline { return }
+            throw CancellationError()
+        }
+        let provider = S3CredentialProvider.container(environment: [
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI": base + "/trickle",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
+        ])
+        let fetch = Task { try await provider.fetch(fetcher) }
+        // The head has come and the body trickles: the old bound (the head's) has passed.
+        while try await peers.stats(id)["trickled", default: 0] < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        passes.yield()
+        let error = await #expect(throws: S3Error.self) { try await fetch.value }
+        #expect(error?.message == "container: GET \(base)/trickle gave no whole answer within 5.0 seconds", "\(error!)")
+        #expect(try await peers.stats(id)["trickled", default: 0] < 250, "the fetch waited for the trickle to end")
     }
 
     @Test(arguments: [
@@ -350,7 +391,7 @@ struct S3CredentialTests {
         let (_, keptBase) = peers.base(lifetime: 90)
         let once = S3CredentialProvider.container(environment: environment(keptBase))
         let kept = S3CredentialProvider(name: "kept") {
-            var credentials = try #require(try await once.fetch(CredentialFetcher(http: .shared)))
+            var credentials = try #require(try await once.fetch(CredentialFetcher()))
             credentials.expiration = nil
             return credentials
         }
@@ -406,7 +447,7 @@ struct S3CredentialTests {
                 accessKeyID: "K\(call)", secretAccessKey: "s", expiration: Date().addingTimeInterval(3600))
         }
         provider.refreshBefore = 7200
-        let cache = CredentialCache(provider: provider, fetcher: CredentialFetcher(http: .shared), logger: .disabled)
+        let cache = CredentialCache(provider: provider, fetcher: CredentialFetcher(), logger: .disabled)
         #expect(try await cache.current().accessKeyID == "K1")
         let keys = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<64 { group.addTask { try await cache.current().accessKeyID } }
@@ -425,7 +466,7 @@ struct S3CredentialTests {
         let far = S3Credentials(accessKeyID: "FAR", secretAccessKey: "s", expiration: Date().addingTimeInterval(3600))
         let failing = Failing()
         let cache = CredentialCache(
-            provider: failing.provider(far, refreshBefore: 7200), fetcher: CredentialFetcher(http: .shared),
+            provider: failing.provider(far, refreshBefore: 7200), fetcher: CredentialFetcher(),
             logger: logger, retryAfterFailure: 3600)
         #expect(try await cache.current() == far)
         #expect(try await cache.current() == far, "the renewal failed; the kept keys serve")
@@ -436,7 +477,7 @@ struct S3CredentialTests {
         // A minute left, under two hours / 5: a request signed now may arrive too late, so the failure is thrown.
         let near = S3Credentials(accessKeyID: "NEAR", secretAccessKey: "s", expiration: Date().addingTimeInterval(60))
         let nearCache = CredentialCache(
-            provider: Failing().provider(near, refreshBefore: 7200), fetcher: CredentialFetcher(http: .shared),
+            provider: Failing().provider(near, refreshBefore: 7200), fetcher: CredentialFetcher(),
             logger: logger)
         #expect(try await nearCache.current() == near)
         await #expect(throws: S3Error.self) { try await nearCache.current() }
