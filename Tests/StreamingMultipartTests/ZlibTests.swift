@@ -130,6 +130,15 @@ import Testing
             try Self.decompress(Array("plain text, not gzip".utf8), format: .gzip)
         }
         #expect(notGzip?.code == .invalidCompressedData && notGzip?.offset != nil)
+        // Said in words a client can read, never zlib's constant names.
+        #expect(notGzip?.message == "the gzip data is invalid: incorrect header check", "\(notGzip!)")
+        let corrupt = #expect(throws: MultipartError.self) {
+            var bytes = try Self.compress(Array(repeating: 0x61, count: 10_000), format: .rawDeflate)
+            bytes[0] = 0xFF
+            return try Self.decompress(bytes, format: .rawDeflate)
+        }
+        #expect(corrupt?.message.contains("Z_") == false, "\(corrupt!)")
+        #expect(corrupt?.message.contains(" data is invalid: ") == true, "\(corrupt!)")
         let empty = #expect(throws: MultipartError.self) { try Self.decompress([], format: .zlib) }
         #expect(empty?.code == .invalidCompressedData)
         let level = #expect(throws: MultipartError.self) { _ = try ZlibCompressor(format: .gzip, level: 10) }

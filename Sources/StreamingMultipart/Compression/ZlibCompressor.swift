@@ -71,7 +71,7 @@ struct ZlibCompressor: ~Copyable {
         default:
             throw MultipartError(
                 code: .compressionFailed,
-                message: "deflate failed after \(totalIn) input bytes (\(stream.describe(status)))")
+                message: "compressing failed after \(totalIn) input bytes: \(stream.describe(status))")
         }
     }
 }

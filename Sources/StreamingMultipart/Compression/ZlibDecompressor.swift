@@ -95,7 +95,7 @@ struct ZlibDecompressor: ~Copyable {
             default:
                 throw MultipartError(
                     code: .invalidCompressedData,
-                    message: "the \(format) data is invalid (\(stream.describe(status)))", offset: totalIn)
+                    message: "the \(format) data is invalid: \(stream.describe(status))", offset: totalIn)
             }
         }
         return Step(consumed: consumed, produced: produced)

@@ -74,21 +74,20 @@ struct ZlibStream {
     /// Starts the stream over with other `windowBits` (another wrapper).
     func reset(windowBits: Int32) { inflateReset2(pointer, windowBits) }
 
-    /// zlib's name for `status`, with the stream's message when zlib left one.
+    /// What went wrong, in words a client can read: zlib's own message when it left one ("incorrect header
+    /// check", "invalid distance too far back"), else the status said in words; never zlib's constant names.
     func describe(_ status: Int32) -> String { Self.describe(status, pointer.pointee.msg) }
 
-    /// zlib's name for a status, with its message when it gave one.
     private static func describe(_ status: Int32, _ message: UnsafePointer<CChar>?) -> String {
-        let name =
-            switch status {
-            case Z_STREAM_ERROR: "Z_STREAM_ERROR"
-            case Z_DATA_ERROR: "Z_DATA_ERROR"
-            case Z_MEM_ERROR: "Z_MEM_ERROR"
-            case Z_BUF_ERROR: "Z_BUF_ERROR"
-            case Z_VERSION_ERROR: "Z_VERSION_ERROR"
-            case Z_NEED_DICT: "Z_NEED_DICT"
-            default: "status \(status)"
-            }
-        return message.map { "\(name): \(String(cString: $0))" } ?? name
+        if let message, message.pointee != 0 { return String(cString: message) }
+        return switch status {
+        case Z_DATA_ERROR: "the data is corrupt"
+        case Z_NEED_DICT: "the data needs a preset dictionary, which is not supported"
+        case Z_MEM_ERROR: "out of memory"
+        case Z_BUF_ERROR: "no progress was possible"
+        case Z_STREAM_ERROR: "the stream's state is inconsistent"
+        case Z_VERSION_ERROR: "the zlib library is of another version"
+        default: "zlib failed with status \(status)"
+        }
     }
 }
