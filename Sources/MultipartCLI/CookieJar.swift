@@ -58,9 +58,11 @@ struct CookieJar {
     }
 
     /// The `Cookie` header value for `url` at `now`: the cookies whose domain, path, scheme and expiry allow it
-    /// (a `Secure` cookie over https, or to a loopback host), in curl's order; nil when none does.
+    /// (a `Secure` cookie over https, or to a loopback host), in curl's order; nil when none does. An IP address
+    /// matches only a cookie of that very address: `.0.0.1` is no domain of `127.0.0.1`.
     func header(for url: URL, now: Date = Date()) -> String? {
-        let host = (url.host ?? "").lowercased()
+        let host = (url.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        let hostIsAddress = Self.isIPAddress(host)
         let path = url.path.isEmpty ? "/" : url.path
         // A loopback host is a secure context over http too, as browsers and curl 7.79 and later read it.
         let secure =
@@ -70,7 +72,7 @@ struct CookieJar {
             let domain = String(cookie.domain.lowercased().trimmingPrefix("."))
             let domainMatches =
                 host == domain
-                || (cookie.includesSubdomains || cookie.domain.hasPrefix("."))
+                || !hostIsAddress && (cookie.includesSubdomains || cookie.domain.hasPrefix("."))
                     && host.hasSuffix("." + domain)
             let pathMatches =
                 path == cookie.path || path.hasPrefix(cookie.path.hasSuffix("/") ? cookie.path : cookie.path + "/")
@@ -86,8 +88,15 @@ struct CookieJar {
     }
 
     /// A `Set-Cookie` value (RFC 6265 §5.2) as the cookie it sets for `host`: `Domain`, `Path`, `Max-Age` (before
-    /// `Expires`), `Secure` and `HttpOnly` read; nil for one without `name=`.
-    static func setCookie(_ value: String, host: String, now: Date = Date()) -> Cookie? {
+    /// `Expires`), `Secure` and `HttpOnly` read; nil for one without `name=`, and for one whose `Domain` the host
+    /// may not set, as curl refuses it (RFC 6265 §5.3 steps 5 and 6):
+    /// - a domain the host is not, nor inside (`Domain=victim.example` from `127.0.0.1` or from `a.example`);
+    /// - a bare top-level domain (`Domain=com`): curl without a public-suffix list refuses any domain without a
+    ///   dot but `localhost`;
+    /// - any domain but the address itself from an IP address (`Domain=.0.0.1` from `127.0.0.1`); the address
+    ///   itself makes a cookie of that host only.
+    static func setCookie(_ value: String, host requestHost: String, now: Date = Date()) -> Cookie? {
+        let host = requestHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
         let attributes = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = attributes.first, let equals = first.firstIndex(of: "="), equals != first.startIndex else {
             return nil
@@ -103,7 +112,16 @@ struct CookieJar {
                 } ?? (attribute.lowercased(), "")
             switch name {
             case "domain" where !text.isEmpty:
-                cookie.domain = "." + text.trimmingPrefix(".")
+                let domain = String(text.lowercased().trimmingPrefix("."))
+                if domain == host {
+                    // The host's own name: a domain cookie of it, but for an address (host-only) or a bare name.
+                    guard !isIPAddress(host), domain.contains(".") else { continue }
+                } else {
+                    guard !isIPAddress(host), host.hasSuffix("." + domain),
+                        domain.contains(".") || domain == "localhost"
+                    else { return nil }
+                }
+                cookie.domain = "." + domain
                 cookie.includesSubdomains = true
             case "path" where text.hasPrefix("/"): cookie.path = text
             case "max-age": maxAge = Int64(text)
@@ -115,6 +133,16 @@ struct CookieJar {
         }
         if let maxAge { cookie.expires = maxAge <= 0 ? 1 : Int64(now.timeIntervalSince1970) + maxAge }
         return cookie
+    }
+
+    /// Whether `host` (without brackets) is an IP address: IPv6 has colons, IPv4 is four decimal numbers.
+    static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy {
+                !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber)
+            }
     }
 
     /// The jar in the Netscape format, as `curl -c` writes it: the cookies not expired at `now`.

@@ -297,13 +297,18 @@ struct SendCommand: AsyncParsableCommand {
                 headers.add(name: "Cookie", value: cookie)
             } else if let text = try? String(contentsOfFile: cookie, encoding: .utf8) {
                 jar = CookieJar(file: text, host: url.host ?? "")
-                if let value = jar.header(for: url) { headers.add(name: "Cookie", value: value) }
+                // Each request's cookies from the jar, by its own domain and path (a redirect's too), as curl.
+                let file = jar
+                options.cookies = { file.header(for: $0) }
             } else if !silent {
                 display.note("cannot read the cookie file \(cookie): no cookies sent")
             }
         }
         if verbose {
-            let sent = HTTPClient.uploadHeaders(headers, for: body, options: options)
+            var sent = HTTPClient.uploadHeaders(headers, for: body, options: options)
+            if let cookies = options.cookies, let url = URL(string: target), let value = cookies(url) {
+                sent.replaceOrAdd(name: "Cookie", value: value)
+            }
             FileHandle.standardError.write(Data(Self.requestHead(method, target, sent, body, options).utf8))
         }
         let start = ContinuousClock.now

@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+public import Foundation
 public import NIOHTTP1
 public import StreamingMultipart
 
@@ -61,6 +62,11 @@ extension HTTPClient {
         public var throttle: MultipartBody.Throttle? = nil
         /// The most bytes read into one buffer.
         public var bufferSize: Int = 256 * 1024
+        /// The `Cookie` header for each request's URL, asked before every request (the first, each redirect's,
+        /// each retry's): a cookie jar scopes its cookies by domain and path per request, as curl's does after `-L`.
+        /// When set, it alone decides the header: a `Cookie` in the upload's headers is replaced. Nil (the default)
+        /// sends the headers' own `Cookie`, dropped past a change of origin.
+        public var cookies: (@Sendable (URL) -> String?)? = nil
         /// Called before each retry and each redirect followed, to tell a user what happens.
         public var onEvent: (@Sendable (HTTPClient.MultipartUploadEvent) -> Void)? = nil
 

@@ -78,6 +78,10 @@ extension HTTPClient {
             var request = HTTPClientRequest(url: plan.url.absoluteString)
             request.method = plan.httpMethod
             request.headers = plan.httpHeaders
+            if let cookies = options.cookies {
+                request.headers.remove(name: "Cookie")
+                if let value = cookies(plan.url) { request.headers.add(name: "Cookie", value: value) }
+            }
             let gate = plan.sendsBody ? Self.gate(for: request.headers, options: options) : nil
             if plan.sendsBody {
                 let holds = ContinueGate.holdsBody(request.headers)

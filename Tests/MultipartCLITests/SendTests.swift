@@ -404,6 +404,54 @@ struct SendTests {
         }
     }
 
+    /// `-c` keeps only the cookies the answering host may set, as curl does: never one for a domain the host is
+    /// not inside (`Domain=victim.example` from 127.0.0.1), a bare top-level domain, or a domain of an IP address;
+    /// `-b` never sends a domain cookie to an address it suffix-matches (`.0.0.1`); and after `-L` each request's
+    /// cookies are its own path's (a `Path=/redirect` cookie does not follow the redirect to `/ok`).
+    @Test func cookiesGoOnlyWhereTheirDomainAndPathAllow() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let url = server.url.absoluteString
+        let set = [
+            "evil=1; Domain=victim.example", "tld=1; Domain=com", "ip=1; Domain=.0.0.1", "dot=1; Domain=0.0.1",
+            "own=1; Domain=127.0.0.1", "plain=1",
+        ]
+        let jar = folder.url.appendingPathComponent("jar.txt").path
+        let setting = try multipart(
+            [url, "-c", jar, "-F", "x=y", "--progress", "none"] + set.flatMap { ["-H", "X-Set-Cookie: \($0)"] })
+        #expect(setting.status == 0, "\(setting.stderr)")
+        let written = try String(contentsOfFile: jar, encoding: .utf8)
+        func names(_ file: String) -> Set<String> {
+            Set(
+                file.split(separator: "\n").filter { !$0.hasPrefix("#") || $0.hasPrefix("#HttpOnly_") }.compactMap {
+                    $0.split(separator: "\t").dropFirst(5).first.map(String.init)
+                })
+        }
+        #expect(names(written) == ["own", "plain"], "\(written)")
+        #expect(written.contains("127.0.0.1\tFALSE\t/\tFALSE\t0\town\t1\n"), "an address's cookie is its host's only")
+
+        let lines = [
+            "127.0.0.1\tFALSE\t/\tFALSE\t0\troot\tyes", "127.0.0.1\tFALSE\t/redirect\tFALSE\t0\tonRedirect\tyes",
+            ".0.0.1\tTRUE\t/\tFALSE\t0\tsuffix\tno",
+        ]
+        let file = try folder.file("cookies.txt", contents: Array(lines.joined(separator: "\n").utf8))
+        let redirected = try multipart([
+            "\(url)redirect/307?to=\(url)ok", "-L", "-b", file.path, "-F", "x=y", "--progress", "none",
+        ])
+        #expect(redirected.status == 0, "\(redirected.stderr)")
+        #expect(try reply(redirected).headers?["cookie"] == "root=yes", "the cookies sent to /ok")
+
+        guard let curl = executableOnPath("curl") else { return }
+        let curlJar = folder.url.appendingPathComponent("curl-jar.txt").path
+        _ = try runProgram(
+            curl, ["-s", "-c", curlJar, "-F", "x=y", url] + set.flatMap { ["-H", "X-Set-Cookie: \($0)"] })
+        #expect(names(try String(contentsOfFile: curlJar, encoding: .utf8)) == names(written), "curl's jar")
+        let theirs = try runProgram(curl, ["-s", "-L", "-b", file.path, "-F", "x=y", "\(url)redirect/307?to=\(url)ok"])
+        let sent = try JSONDecoder().decode(PeerReply.self, from: Data(theirs.stdout)).headers?["cookie"]
+        #expect(sent == "root=yes", "curl sends to /ok")
+    }
+
     /// `--fail-with-body` writes the answer of a refusal and exits 22, where `--fail` writes nothing.
     @Test func failWithBodyWritesTheRefusal() throws {
         let server = try PeerUploadServer(python: python)
