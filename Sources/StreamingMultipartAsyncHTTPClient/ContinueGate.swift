@@ -147,38 +147,35 @@ final class ContinueGate: @unchecked Sendable {
     }
 }
 
-/// The gates of the attempts under way, by the `Content-Type` their request carries: a body's boundary is random,
-/// so the value tells one upload from another on any connection. Two uploads of one body at once (one boundary)
-/// share a key: each connection then takes the first gate no head has claimed.
+/// The gates of the attempts under way, each under a token of its own that its request carries in
+/// ``attemptHeader``: the connection's observer claims the gate by the token and takes the header out before the
+/// head is written, so the server never sees it. A value two requests can share (the `Content-Type`, whose boundary
+/// is the body's: one body sent twice at once) would let one request's `104` and its location, the upload's only
+/// credential, reach the other.
 final class ContinueGates: @unchecked Sendable {
     static let shared = ContinueGates()
-
+    /// The header that carries a watched request's token from the upload to the connection's observer. On a client
+    /// without `enableInterimResponses()` no observer removes it, and the server sees a random value.
+    static let attemptHeader = "Multipart-Upload-Attempt"
     private let lock = NSLock()
-    private var gates: [String: [ContinueGate]] = [:]  // guarded by `lock`
-    private var claimed = Set<ObjectIdentifier>()  // guarded by `lock`
+    private var gates: [String: ContinueGate] = [:]  // guarded by `lock`
 
-    /// Makes `gate` the one a request head with `contentType` claims, until `remove`.
-    func register(_ gate: ContinueGate, for contentType: String) {
-        lock.withLock { gates[contentType, default: []].append(gate) }
+    /// Registers `gate` under a new random token, which its request carries in ``attemptHeader`` until `remove`.
+    func register(_ gate: ContinueGate) -> String {
+        var random = SystemRandomNumberGenerator()
+        let token = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
+        lock.withLock { gates[token] = gate }
+        return token
     }
 
-    func remove(_ gate: ContinueGate, for contentType: String) {
-        lock.withLock {
-            gates[contentType]?.removeAll { $0 === gate }
-            if gates[contentType]?.isEmpty == true { gates[contentType] = nil }
-            claimed.remove(ObjectIdentifier(gate))
-        }
+    func remove(_ token: String) {
+        _ = lock.withLock { gates.removeValue(forKey: token) }
     }
 
-    /// The gate of the request whose head carries `contentType`, marked as sent; nil for a request no upload waits on.
-    func claim(_ contentType: String) -> ContinueGate? {
-        let gate: ContinueGate? = lock.withLock {
-            guard let gate = gates[contentType]?.first(where: { !claimed.contains(ObjectIdentifier($0)) }) else {
-                return nil
-            }
-            claimed.insert(ObjectIdentifier(gate))
-            return gate
-        }
+    /// The gate of the request whose head carries `token`, marked as sent; nil for a token no upload waits on. A
+    /// token is claimed once: a second head with it (a copy) gets nil.
+    func claim(_ token: String) -> ContinueGate? {
+        let gate = lock.withLock { gates.removeValue(forKey: token) }
         gate?.requestHeadSent()
         return gate
     }

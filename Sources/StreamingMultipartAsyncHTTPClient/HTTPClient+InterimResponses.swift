@@ -39,8 +39,9 @@ extension HTTPClient.Configuration {
 }
 
 /// Sits between NIO's response decoder and AsyncHTTPClient's handler on an HTTP/1.1 connection: takes the gate of a
-/// request head that carries `Expect: 100-continue` or offers resumption from ``ContinueGates``, and tells it of the answer's heads, its
-/// end and the connection's close. Everything passes through unchanged.
+/// request head that carries a token in ``ContinueGates/attemptHeader`` (one that says `Expect: 100-continue` or
+/// offers resumption) from ``ContinueGates``, removes the token, and tells the gate of the answer's heads, its end and
+/// the connection's close. Everything else passes through unchanged.
 final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
@@ -51,10 +52,14 @@ final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler
     private var gate: ContinueGate?
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data), ContinueGate.isWatched(head.headers),
-            let contentType = head.headers.first(name: "Content-Type")
+        if case .head(var head) = unwrapOutboundIn(data),
+            let token = head.headers.first(name: ContinueGates.attemptHeader)
         {
-            gate = ContinueGates.shared.claim(contentType)
+            // The request's own gate, by the token only its upload knows; the token never leaves the machine.
+            gate = ContinueGates.shared.claim(token)
+            head.headers.remove(name: ContinueGates.attemptHeader)
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+            return
         }
         context.write(data, promise: promise)
     }

@@ -83,6 +83,7 @@ extension HTTPClient {
                 if let value = cookies(plan.url) { request.headers.add(name: "Cookie", value: value) }
             }
             let gate = plan.sendsBody ? Self.gate(for: request.headers, options: options) : nil
+            if let gate { request.headers.add(name: ContinueGates.attemptHeader, value: gate.token) }
             if plan.sendsBody {
                 let holds = ContinueGate.holdsBody(request.headers)
                 request.body = body.httpClientRequestBody(
@@ -91,7 +92,7 @@ extension HTTPClient {
             }
             let response: HTTPClientResponse
             do {
-                defer { gate.map { ContinueGates.shared.remove($0.gate, for: $0.contentType) } }
+                defer { gate.map { ContinueGates.shared.remove($0.token) } }
                 response = try await execute(request, deadline: Self.deadline(options))
             } catch {
                 let announced = gate?.gate.resumeLocation
@@ -166,21 +167,18 @@ extension HTTPClient {
         return headers
     }
 
-    /// A gate for a request that says `Expect: 100-continue` or offers resumption, registered under its
-    /// `Content-Type` for the connection's observer to find (`HTTPClient.Configuration.enableInterimResponses()`);
-    /// nil for another request.
+    /// A gate for a request that says `Expect: 100-continue` or offers resumption, registered under a token of its
+    /// own for the connection's observer to find (`HTTPClient.Configuration.enableInterimResponses()`); nil for
+    /// another request.
     private static func gate(
         for headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions
-    ) -> (gate: ContinueGate, contentType: String)? {
-        guard ContinueGate.isWatched(headers), let contentType = headers.first(name: "Content-Type") else {
-            return nil
-        }
+    ) -> (gate: ContinueGate, token: String)? {
+        guard ContinueGate.isWatched(headers) else { return nil }
         let onEvent = options.onEvent
         let gate = ContinueGate { head in
             onEvent?(.interimResponse(HTTPClient.InterimResponse(status: head.status, headers: head.headers)))
         }
-        ContinueGates.shared.register(gate, for: contentType)
-        return (gate, contentType)
+        return (gate, ContinueGates.shared.register(gate))
     }
 
     /// When an attempt must have its head: now plus the options' timeout.

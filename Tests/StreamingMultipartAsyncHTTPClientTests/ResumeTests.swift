@@ -134,4 +134,49 @@ struct ResumeTests {
         let resumed = events.get().filter { if case .resuming = $0 { true } else { false } }
         #expect(resumed.count == 3, "\(events.get())")
     }
+
+    /// One body sent to two servers at once, twice to each: every upload resumes at its own server's location. The
+    /// interim answers' gates were found by the request's `Content-Type`, which two uploads of one body share, so
+    /// an upload could take the other server's `104` and send that server's upload token (its only credential) to
+    /// its own server, which answered 404 (a start over). Each gate is now found by a token of its own request.
+    @Test func oneBodyToTwoServersAtOnceResumesEachAtItsOwnLocation() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var settings = HTTPClient.MultipartUploadOptions()
+        settings.maxResumptions = 5
+        let (body, options) = (form.body, settings)
+        // Three rounds: before the fix, one round in three went right by chance.
+        for round in 1...3 {
+            let cuts = Array(repeating: "cut:1000000", count: 2) + Array(repeating: "proxy", count: 30)
+            let (a, frontA) = try servers(cuts)
+            let (b, frontB) = try servers(cuts)
+            defer { withExtendedLifetime((a, b)) {} }  // the servers end when their objects go
+            let results = try await withThrowingTaskGroup(
+                of: (status: Int, reply: Reply?, events: [HTTPClient.MultipartUploadEvent]).self
+            ) { group in
+                for port in [frontA.port, frontB.port, frontA.port, frontB.port] {
+                    group.addTask { try await self.send(body, to: port, options: options) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for (status, reply, events) in results {
+                #expect(status == 200 && reply?.parts == form.expected, "round \(round): \(reply?.error ?? "?")")
+                #expect(!events.contains(.startingOver), "round \(round) resumed elsewhere: \(events)")
+                #expect(events.contains { if case .resuming = $0 { true } else { false } }, "\(events)")
+            }
+        }
+    }
+
+    /// The token that finds a request's gate is taken out of the head before it is written: the server never sees it.
+    @Test func theGatesTokenNeverReachesTheServer() async throws {
+        let server = try PeerUploadServer(python: python)
+        var body = MultipartBody()
+        try body.append(.data(Data(repeating: 0x61, count: 2 << 20), name: "f", filename: "f.bin"))
+        let response = try await watchingClient.upload(body, to: server.url.absoluteString)
+        let reply = try JSONDecoder().decode(
+            PeerReply.self, from: Data(String(buffer: try await response.body.collect(upTo: 1 << 20)).utf8))
+        #expect(reply.headers?["expect"] == "100-continue", "the request was watched: \(reply.headers ?? [:])")
+        #expect(reply.headers?.keys.contains { $0.lowercased() == "multipart-upload-attempt" } == false)
+    }
 }
