@@ -55,7 +55,8 @@ extension ResumableUploads {
         do {
             // A graceful shutdown ends a paused upload at once, not after its window.
             try await withGracefulShutdownHandler {
-                try await responder(routed, ResponseWriter(outbound: relay), channel)
+                // An admission ticket the route takes ends this upload's body when cut, paused or not.
+                try await reading(upload) { try await responder(routed, ResponseWriter(outbound: relay), channel) }
             } onGracefulShutdown: {
                 upload.body.shutDown()
             }
@@ -92,6 +93,22 @@ extension ResumableUploads {
         guard let upload = upload(at: request.uri.path) else {
             return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
         }
+        // An upload speaks the version it was created in: another's rules (version 6's append type) never apply.
+        guard version == upload.version else {
+            return try await Self.refuse(
+                "the upload speaks interop version \(upload.version), not \(version)", upload, writer: writer)
+        }
+        // The offset and the upload's end are the server's to say in a HEAD's or a DELETE's answer, never the
+        // client's to send (the draft: such a request is refused).
+        if request.method == .head || request.method == .delete,
+            ["Upload-Offset", "Upload-Complete", "Upload-Incomplete"].contains(where: { name in
+                HTTPField.Name(name).map { request.headers[$0] != nil } ?? false
+            })
+        {
+            return try await Self.refuse(
+                "a \(request.method.rawValue) of an upload carries no Upload-Offset or Upload-Complete", upload,
+                writer: writer)
+        }
         switch request.method {
         case .head:
             upload.body.takeOver()
@@ -99,7 +116,10 @@ extension ResumableUploads {
             fields.append(("Cache-Control", "no-store"))
             try await writer.writeResponse(Self.answer(.noContent, fields))
         case .delete:
-            upload.body.cancel()
+            // Gone before the answer: a HEAD right after finds nothing. The request still feeding it is closed
+            // without an answer; the client asked for none.
+            upload.body.cancelByClient()
+            remove(upload)
             try await writer.writeResponse(Self.answer(.noContent, [("Upload-Draft-Interop-Version", version)]))
         case .patch:
             try await append(request, to: upload, version: version, writer: writer, channel: channel)
@@ -119,7 +139,7 @@ extension ResumableUploads {
         guard let offset = ResumableUpload.offset(request.headers[.uploadOffset]) else {
             return try await Self.refuse("an append needs Upload-Offset", upload, writer: writer)
         }
-        if version == "6", request.headers[.contentType] != "application/partial-upload" {
+        if upload.version == "6", request.headers[.contentType] != "application/partial-upload" {
             return try await Self.refuse(
                 "an append of interop version 6 is Content-Type: application/partial-upload", upload, writer: writer)
         }

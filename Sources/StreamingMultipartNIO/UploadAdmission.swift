@@ -6,9 +6,14 @@ import Foundation
 /// A server that only counts uploads is held by clients that send just above its minimum body rate: 64 of them at
 /// 1.5 KiB/s each kept every other upload refused for as long as they kept sending. Production servers bound that
 /// two ways, and this does both: one address may hold only ``Configuration/maxUploadsPerPeer`` slots (429), and
-/// when the slots run short a new upload is taken in place of the slowest one below
-/// ``Configuration/protectedRate`` after ``Configuration/grace`` (that upload's ``Ticket/whenCut(_:)`` handler runs,
-/// and the server ends it with 503). An upload at or above the protected rate is never cut.
+/// when the slots run short a new upload cuts the slowest one below ``Configuration/protectedRate`` after
+/// ``Configuration/grace`` (that upload's ``Ticket/whenCut(_:)`` handlers run, and the server ends it with 503). An
+/// upload at or above the protected rate is never cut.
+///
+/// A cut upload keeps its slot until its ticket ends, when it has let go of what it holds (its files, its
+/// descriptors, its buffers), so no more than ``Configuration/maxUploads`` uploads ever hold anything: the new upload
+/// that made the cut is answered 503 with `Retry-After: 1`, and its retry finds the slot free. A resumable upload's
+/// body (`ResumableUploads`) fails the moment its ticket is cut, paused or not.
 ///
 /// Framework-neutral: give it the client's address as a string, the bytes as they arrive, and end each ticket.
 ///
@@ -47,7 +52,7 @@ public final class UploadAdmission: @unchecked Sendable {
 
     /// Why an upload was not taken.
     public enum Refusal: Error, Sendable, Hashable {
-        /// Every slot is held by an upload that may not be cut: 503, try again later.
+        /// Every slot is held (one may have just been cut to make room): 503, try again after `Retry-After`.
         case busy
         /// This address holds its share of the slots: 429.
         case tooManyFromPeer
@@ -83,25 +88,28 @@ public final class UploadAdmission: @unchecked Sendable {
     /// The uploads holding a slot now.
     public var count: Int { lock.withLock { holders.count } }
 
-    /// Takes a slot for an upload from `peer` (nil when the address is not known: counted against no address), or
-    /// makes one by cutting the slowest upload that may be cut.
+    /// Takes a slot for an upload from `peer` (nil when the address is not known: counted against no address). When
+    /// every slot is held, cuts the slowest upload that may be cut and refuses this one (``Refusal/busy``): the cut
+    /// upload's slot is free once its ticket ends, after it let go of what it holds.
     public func admit(peer: String?, now: ContinuousClock.Instant = .now) -> Result<Ticket, Refusal> {
-        let (result, cut): (Result<Ticket, Refusal>, Ticket?) = lock.withLock {
+        let (result, cutHandlers): (Result<Ticket, Refusal>, [@Sendable () -> Void]) = lock.withLock {
             if let peer, perPeer[peer, default: 0] >= configuration.maxUploadsPerPeer {
-                return (.failure(.tooManyFromPeer), nil)
+                return (.failure(.tooManyFromPeer), [])
             }
-            var cut: Ticket?
             if holders.count >= configuration.maxUploads {
-                guard let slowest = slowestCuttable(now: now) else { return (.failure(.busy), nil) }
-                release(slowest)
-                cut = slowest
+                // A slot being given back counts as held: cut another only when none is. Marked cut here, under
+                // the lock, so that two newcomers at once cut one upload, not two.
+                guard !holders.values.contains(where: \.wasCut) else { return (.failure(.busy), []) }
+                return (.failure(.busy), slowestCuttable(now: now)?.markCut() ?? [])
             }
             let ticket = Ticket(admission: self, peer: peer, admitted: now)
             holders[ObjectIdentifier(ticket)] = ticket
             if let peer { perPeer[peer, default: 0] += 1 }
-            return (.success(ticket), cut)
+            return (.success(ticket), [])
         }
-        cut?.cut()  // outside the lock: the handler may end the ticket
+        for handler in cutHandlers { handler() }  // outside the lock: a handler may end the ticket
+        // A ticket taken by a resumable upload's route ends its body when cut, paused or not.
+        if case .success(let ticket) = result, let body = ResumableBody.beingRead { ticket.whenCut { body.cut() } }
         return result
     }
 
@@ -141,7 +149,7 @@ public final class UploadAdmission: @unchecked Sendable {
         // Guarded by `lock`.
         private var received: Int64 = 0
         private var isCut = false
-        private var onCut: (@Sendable () -> Void)?
+        private var onCut: [@Sendable () -> Void] = []
 
         fileprivate init(admission: UploadAdmission, peer: String?, admitted: ContinuousClock.Instant) {
             self.admission = admission
@@ -160,22 +168,23 @@ public final class UploadAdmission: @unchecked Sendable {
         }
 
         /// Runs `handler` when the upload is cut (at once if it already was): the server stops reading it there.
+        /// Every handler given runs, in order.
         public func whenCut(_ handler: @escaping @Sendable () -> Void) {
             let now: Bool = lock.withLock {
                 if isCut { return true }
-                onCut = handler
+                onCut.append(handler)
                 return false
             }
             if now { handler() }
         }
 
-        fileprivate func cut() {
-            let handler: (@Sendable () -> Void)? = lock.withLock {
+        /// Marks the ticket cut and returns the handlers to run (outside the admission's lock).
+        fileprivate func markCut() -> [@Sendable () -> Void] {
+            lock.withLock {
                 isCut = true
-                defer { onCut = nil }
+                defer { onCut = [] }
                 return onCut
             }
-            handler?()
         }
 
         /// Gives the slot back.

@@ -79,6 +79,93 @@ import Testing
         await #expect(throws: ResumableBody.Refusal.ended) { try await body.append(from: 4, late, completes: true) }
     }
 
+    /// Appends without bytes (a `PATCH` of `Upload-Complete: ?0` and no body, 200 bytes of headers) do not start a
+    /// new window: five of them, 100 ms apart, past a 300 ms window, leave the upload abandoned, where each used to
+    /// restart the window and keep the upload (its slot, its spool file, its disk) alive for good. Sleeps only ever
+    /// run long, so a loaded machine cannot make the appends come within the window.
+    @Test func appendsWithoutBytesDoNotKeepAnUploadAlive() async throws {
+        let body = ResumableBody(window: .milliseconds(300))
+        let reading = readAll(body)
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "part"))
+        creationFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        var refused = false
+        for _ in 0..<5 {
+            try await Task.sleep(for: .milliseconds(100))
+            let (empty, emptyFeed) = request()
+            emptyFeed.finish()
+            do {
+                try await body.append(from: 4, empty, completes: false)
+            } catch ResumableBody.Refusal.ended {
+                refused = true
+            }
+        }
+        #expect(refused, "an empty append was still taken after the window")
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .timedOut && error?.message.contains("abandoned") == true)
+    }
+
+    /// An append that brings bytes starts a new window, but no upload outlives its lifetime: appends of a byte
+    /// every 100 ms keep a 10 s window open, and the 300 ms lifetime ends the upload all the same.
+    @Test func anUploadEndsAtItsLifetimeHoweverItIsFed() async throws {
+        let body = ResumableBody(window: .seconds(10), lifetime: .milliseconds(300))
+        let reading = readAll(body)
+        var offset: Int64 = 0
+        var ended = false
+        for _ in 0..<6 where !ended {
+            let (append, feed) = request()
+            feed.yield(ByteBuffer(string: "x"))
+            feed.finish()
+            do {
+                try await body.append(from: offset, append, completes: false)
+                offset += 1
+            } catch ResumableBody.Refusal.ended {
+                ended = true
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .timedOut && error?.message.contains("lifetime") == true, "\(error!)")
+        #expect(body.isOver)
+    }
+
+    /// A cut (the admission making room) fails a paused upload at once, not at a next buffer it never gets.
+    @Test func aCutEndsAPausedUploadAtOnce() async throws {
+        let body = ResumableBody(window: .seconds(600))
+        let reading = readAll(body)
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "part"))
+        creationFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        body.cut()
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .cancelled && error?.message.contains("make room") == true)
+    }
+
+    /// The client's own `DELETE` cuts off the request still feeding the upload (its connection is closed) and the
+    /// route's answer belongs to no request: nobody is told `503 cancelled` for a cancellation the client asked for.
+    @Test func theClientsCancelCutsOffItsFeedingRequest() async throws {
+        let body = ResumableBody(window: .seconds(600))
+        let reading = readAll(body)
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: "part"))
+        let closed = Locked(false)
+        // The server closes the feeding request's connection: its body ends, and the reader's wait on it with it.
+        let feeding = Task {
+            try await body.append(from: 0, creation, completes: true) {
+                closed.set(true)
+                creationFeed.finish(throwing: Dropped())
+            }
+        }
+        while body.offset < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        body.cancelByClient()
+        await #expect(throws: ResumableBody.Refusal.self) { try await feeding.value }
+        #expect(closed.get() && body.answeringSegment == nil)
+        let error = await #expect(throws: MultipartError.self) { try await reading.value }
+        #expect(error?.code == .cancelled)
+    }
+
     /// A client that resumes before the server noticed the old connection died takes the upload over: the old
     /// request's next bytes are refused, never read.
     @Test func aNewAppendTakesOverFromARequestStillAttached() async throws {

@@ -43,6 +43,9 @@ struct UploadAdmissionTests {
             ])
     }
 
+    /// A full server cuts the slowest upload below the protected rate for a new one, which is answered 503 (busy):
+    /// the cut upload holds its slot until its ticket ends, after it let go of what it holds, so that never more
+    /// than `maxUploads` uploads hold anything. Its retry then finds the slot free.
     @Test func theSlowestUploadBelowTheProtectedRateIsCutForANewOne() throws {
         let admission = admission(3)
         let cut = Locked<[Int]>([])
@@ -56,22 +59,34 @@ struct UploadAdmissionTests {
         #expect(throws: UploadAdmission.Refusal.busy, "none past its grace yet") {
             try admission.admit(peer: "10.0.1.1", now: start + .seconds(5)).get()
         }
+        #expect(cut.get() == [])
         let later = start + .seconds(10)
-        _ = try admission.admit(peer: "10.0.1.1", now: later).get()
+        #expect(throws: UploadAdmission.Refusal.busy, "the cut slot is not free yet") {
+            try admission.admit(peer: "10.0.1.1", now: later).get()
+        }
         #expect(cut.get() == [1] && tickets[1].wasCut && admission.count == 3)
-        _ = try admission.admit(peer: "10.0.1.2", now: later).get()
+        #expect(throws: UploadAdmission.Refusal.busy, "no second cut while the first slot is given back") {
+            try admission.admit(peer: "10.0.1.2", now: later).get()
+        }
+        #expect(cut.get() == [1])
+        tickets[1].end()  // the cut upload let go of everything: its slot is free
+        #expect(admission.count == 2)
+        tickets[1] = try admission.admit(peer: "10.0.1.1", now: later).get()
+        #expect(admission.count == 3)
+        #expect(throws: UploadAdmission.Refusal.busy) { try admission.admit(peer: "10.0.1.2", now: later).get() }
         #expect(cut.get() == [1, 2])
+        tickets[2].end()
+        _ = try admission.admit(peer: "10.0.1.2", now: later).get()
         #expect(throws: UploadAdmission.Refusal.busy, "5,000 B/s is above the protected rate") {
             try admission.admit(peer: "10.0.1.3", now: later).get()
         }
-        tickets[1].end()  // after its cut: its slot was already given back
-        #expect(admission.count == 3)
+        #expect(cut.get() == [1, 2] && admission.count == 3)
     }
 
     @Test func aHandlerSetAfterTheCutRunsAtOnce() throws {
         let admission = admission(1)
         let ticket = try admission.admit(peer: nil, now: start).get()
-        _ = try admission.admit(peer: nil, now: start + .seconds(11)).get()
+        _ = admission.admit(peer: nil, now: start + .seconds(11))
         let ran = Locked(false)
         ticket.whenCut { ran.set(true) }
         #expect(ran.get() && ticket.wasCut)

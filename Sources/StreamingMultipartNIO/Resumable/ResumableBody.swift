@@ -20,15 +20,19 @@ import StreamingMultipart
 /// | an append from another offset | refused: conflict, the upload kept | refused: conflict | refused: ended |
 /// | ``takeOver()`` (the client asks the offset) | the request is cut off; waiting | | |
 /// | the request's bytes end, it completes the upload | finished: the reader reads the end | | |
-/// | the request's bytes end otherwise, or it fails | waiting, the window starts | | |
-/// | the window passes | | failed: abandoned | |
-/// | ``cancel()`` or the reader goes away | failed | failed | |
+/// | the request's bytes end otherwise, or it fails | waiting: a new window if it brought bytes, else the old one's rest | | |
+/// | the window passes | (spent: failed as abandoned when the request ends without bytes) | failed: abandoned | |
+/// | the lifetime passes | failed: expired | failed: expired | |
+/// | ``cancel()``, ``cut()`` or the reader goes away | failed | failed | |
+/// | ``cancelByClient()`` (its `DELETE`) | the request is cut off; failed, answered to no request | failed | |
 ///
 /// A request cut off while the reader waits on its body is told through its `onSupersede` (the server closes its
 /// connection), so that the reader's wait ends; a chunk that comes from it after that is dropped, never counted.
 ///
 /// While the body waits for a request, its reader's body timeout (the spooler's ``MultipartBodyTimeout``) does not
 /// count the rate: the client is reconnecting, and the window bounds that wait instead. A deadline still counts.
+/// Only an append that brings bytes starts a new window: an empty append (200 bytes of headers) does not keep an
+/// upload alive, and ``lifetime`` bounds the whole upload however it is fed.
 package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     package typealias Element = ByteBuffer
 
@@ -50,8 +54,14 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         case failed(any Error, segment: Int?)
     }
 
+    /// The resumable body the current task's route reads, if any: an admission ticket taken there is tied to it, so
+    /// that cutting the ticket fails the body (``cut()``).
+    @TaskLocal package static var beingRead: ResumableBody?
+
     /// How long the body waits for the client to resume before it fails as abandoned.
     package let window: Duration
+    /// How long the upload may take in all, from its creation: then it fails as expired, fed or not.
+    package let lifetime: Duration
 
     private let lock = NSLock()
     private var phase = Phase.waiting  // guarded by `lock`
@@ -63,14 +73,34 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     private var reader: CheckedContinuation<Void, any Error>?  // guarded by `lock`
     private var readerWatchdog: BodyWatchdog?  // guarded by `lock`
     private var readerPaused = false  // guarded by `lock`
+    /// The window's timer: running from the start of a wait until bytes come, across empty appends.
     private var timer: Task<Void, Never>?  // guarded by `lock`
+    /// Whether the window passed while an append without bytes was attached: its end fails the body.
+    private var windowSpent = false  // guarded by `lock`
+    private var lifeTimer: Task<Void, Never>?  // guarded by `lock`
     /// Set when the server shuts down: the body fails instead of waiting.
     private var closing: MultipartError?  // guarded by `lock`
 
-    /// - Parameter window: how long a paused upload waits for the client (default 5 minutes): then the reader's next
-    ///   chunk fails with `MultipartError.Code.timedOut`.
-    package init(window: Duration = .seconds(300)) {
+    /// - Parameters:
+    ///   - window: how long a paused upload waits for the client (default 5 minutes): then the reader's next chunk
+    ///     fails with `MultipartError.Code.timedOut`.
+    ///   - lifetime: how long the upload may take in all (default an hour): then it fails the same way.
+    package init(window: Duration = .seconds(300), lifetime: Duration = .seconds(3600)) {
         self.window = window
+        self.lifetime = lifetime
+        lifeTimer = Task { [weak self] in
+            do {
+                try await Task.sleep(for: lifetime)
+            } catch {
+                return  // the upload ended
+            }
+            self?.expire()
+        }
+    }
+
+    deinit {
+        lifeTimer?.cancel()
+        timer?.cancel()
     }
 
     /// The bytes the reader has taken: where the next append must start.
@@ -131,8 +161,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
             cutOff()
             segments += 1
             phase = .feeding(segment: segments)
-            timer?.cancel()
-            timer = nil
+            // The window's timer runs on until the append brings bytes.
             return segments
         }
     }
@@ -170,10 +199,33 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
     }
 
-    /// Ends the upload now (the client's `DELETE`, the server shutting down): the reader's next chunk throws
+    /// Ends the upload now (the server shutting down): the reader's next chunk throws
     /// `MultipartError.Code.cancelled`, and appends are refused.
     package func cancel() {
         fail(MultipartError(code: .cancelled, message: "the upload was cancelled before its end"))
+    }
+
+    /// The client ended the upload (its `DELETE`): the request feeding it is cut off (its connection closed: the
+    /// client asked for no answer to it), and the body fails with `MultipartError.Code.cancelled`, its route's
+    /// answer going to no request.
+    package func cancelByClient() {
+        let error = MultipartError(code: .cancelled, message: "the client cancelled the upload")
+        lock.withLock {
+            switch phase {
+            case .finished, .failed: return
+            case .feeding, .waiting:
+                cutOff()
+                phase = .waiting
+                failLocked(error)
+            }
+        }
+    }
+
+    /// The server's admission cut the upload to make room (its ticket was cut): the body fails now, paused or not,
+    /// so that its reader lets go of what the upload holds (its spool file, its store's buffers, its share of the
+    /// disk) at once, not at a next buffer a paused upload never gets.
+    package func cut() {
+        fail(MultipartError(code: .cancelled, message: "the server cut the upload to make room for another"))
     }
 
     /// The server is shutting down: a paused upload fails now, one being fed when its request ends without
@@ -218,34 +270,49 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
     }
 
-    /// No request feeds the body: the window starts, and a reader already waiting stops counting the rate. Under
-    /// `lock`.
+    /// No request feeds the body: a window starts unless one runs already (no bytes came since it began), and a
+    /// reader already waiting stops counting the rate. Under `lock`.
     private func wait() {
         if let closing { return failLocked(closing) }
         phase = .waiting
         source = nil
+        if windowSpent { return failLocked(abandonment) }
         if reader != nil { pauseReader() }
-        timer?.cancel()
+        guard timer == nil else { return }
         let window = window
         timer = Task { [weak self] in
             do {
                 try await Task.sleep(for: window)
             } catch {
-                return  // an append came
+                return  // bytes came
             }
             self?.abandon()
         }
     }
 
-    private func abandon() {
-        let seconds = window.components.seconds
-        let error = MultipartError(
+    private var abandonment: MultipartError {
+        MultipartError(
             code: .timedOut,
-            message: "the upload was abandoned: the client did not resume it within \(seconds) s of its last bytes")
+            message: "the upload was abandoned: the client did not resume it within "
+                + "\(window.components.seconds) s of its last bytes")
+    }
+
+    private func abandon() {
         lock.withLock {
-            guard case .waiting = phase else { return }
-            failLocked(error)
+            timer = nil
+            switch phase {
+            case .waiting: failLocked(abandonment)
+            case .feeding: windowSpent = true  // an append without bytes so far: its end fails the body
+            case .finished, .failed: break
+            }
         }
+    }
+
+    private func expire() {
+        fail(
+            MultipartError(
+                code: .timedOut,
+                message: "the upload was not complete within its lifetime of \(lifetime.components.seconds) s"))
     }
 
     private func fail(_ error: any Error) {
@@ -264,6 +331,8 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
         timer?.cancel()
         timer = nil
+        lifeTimer?.cancel()
+        lifeTimer = nil
         if let source {
             self.source = nil
             release(source, .failure(Refusal.ended))
@@ -331,12 +400,19 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         }
         switch result {
         case .success(.some(let chunk)):
+            guard chunk.readableBytes > 0 else { return nil }
             received += Int64(chunk.readableBytes)
-            return chunk.readableBytes > 0 ? chunk : nil
+            // Bytes came: the window that ran stops, and the next wait starts one anew.
+            timer?.cancel()
+            timer = nil
+            windowSpent = false
+            return chunk
         case .success(.none):
             self.source = nil
             if source.completes {
                 phase = .finished(segment: source.segment)
+                lifeTimer?.cancel()
+                lifeTimer = nil
             } else {
                 wait()
             }

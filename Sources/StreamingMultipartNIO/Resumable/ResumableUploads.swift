@@ -26,7 +26,13 @@ import StreamingMultipart
 /// announced them (sticky routing by path). After a restart every location answers `404`, and the client starts
 /// over; the spooler's sweep (`removeStaleFiles`, `S3Store.abortStaleUploads`) removes what the old process left.
 /// An upload that no request feeds for ``Configuration/window`` fails as abandoned: its route ends with
-/// `MultipartError.Code.timedOut`, which removes its files and aborts its object-storage upload.
+/// `MultipartError.Code.timedOut`, which removes its files and aborts its object-storage upload. Only an append that
+/// brings bytes starts a new window (an empty one does not), and no upload outlives ``Configuration/lifetime``.
+///
+/// What a paused upload holds until it resumes, ends, or its window passes: its route's task, its admission slot
+/// and its address's share of them (`UploadAdmission`), its spool file and descriptor (or its object-storage
+/// upload), its spooler's write batch (about 1.3 MiB) and its share of the disk budget. When the admission cuts it
+/// to make room, its body fails at once and its route lets all of that go; the slot is free only once it has.
 public final class ResumableUploads: @unchecked Sendable {
     /// What is offered and how long it waits.
     public struct Configuration: Sendable, Hashable {
@@ -38,11 +44,18 @@ public final class ResumableUploads: @unchecked Sendable {
         /// The request paths (without the query) whose uploads are offered resumption; nil for every `POST` and
         /// `PUT`.
         public var paths: Set<String>?
+        /// The longest an upload may take in all, from its creation, however it is fed: then it fails as expired
+        /// (`MultipartError.Code.timedOut`). Default an hour; raise it for large files over slow links.
+        public var lifetime: Duration
 
-        public init(window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil) {
+        public init(
+            window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil,
+            lifetime: Duration = .seconds(3600)
+        ) {
             self.window = window
             self.maxUploads = max(0, maxUploads)
             self.paths = paths
+            self.lifetime = lifetime
         }
     }
 
@@ -90,7 +103,7 @@ public final class ResumableUploads: @unchecked Sendable {
         let token = Self.makeToken()
         let upload = Upload(
             token: token, version: version, length: length,
-            body: ResumableBody(window: configuration.window))
+            body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime))
         let added: Bool = lock.withLock {
             guard uploads.count < configuration.maxUploads else { return false }
             uploads[token] = upload
@@ -134,6 +147,12 @@ public final class ResumableUploads: @unchecked Sendable {
 
     /// Whether `path` names an upload resource (known or not).
     package static func isResource(_ path: String) -> Bool { path.hasPrefix(resourcePrefix) }
+
+    /// Runs `route` with `upload`'s body as the one an admission ticket taken inside it ends when cut
+    /// (`UploadAdmission.ticket(for:)`), so that a cut upload lets go of what it holds even while paused.
+    package func reading<Result>(_ upload: Upload, _ route: () async throws -> Result) async rethrows -> Result {
+        try await ResumableBody.$beingRead.withValue(upload.body) { try await route() }
+    }
 
     /// The upload's route answered: its location answers `404` from now on.
     package func remove(_ upload: Upload) {

@@ -81,8 +81,9 @@ struct ServerOptions: ParsableCommand {
     @Option(help: "A dropped upload may resume within this many seconds (announced with 104); 0 turns resumption off.")
     var resumeWindow = 300.0
     @Option(
-        help: "At start, abort the multipart uploads this store made (its prefix and 32 hex digits) begun over this "
-            + "many seconds ago (a day).")
+        help: ArgumentHelp(
+            "At start, abort the multipart uploads this store made (its prefix and 32 hex digits) begun over this "
+                + "many seconds ago (a day)."))
     var s3StaleAfter = 86_400.0
 
     /// `--store`'s bucket and prefix, read by hand (URL's path would drop the prefix's last "/"). The prefix is a

@@ -198,8 +198,9 @@ import Testing
     }
 
     /// Eight uploads from eight addresses that send 3 KiB/s, above the minimum rate, hold every slot; a new
-    /// upload is taken in place of one of them (the slowest below the protected rate, after its grace), which is
-    /// answered 503, and none of the others is cut.
+    /// upload cuts one of them (the slowest below the protected rate, after its grace), which is answered 503, and
+    /// none of the others is cut. The newcomer itself is answered 503 with Retry-After (the cut upload's slot is
+    /// free only once it let go of its files), and its retry is taken.
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
     func slowButLegalUploadsGiveWayToANewOne() async throws {
         let server = try RunningServer(
@@ -208,6 +209,8 @@ import Testing
         let report = try await Self.scenario(
             "slow-legal", on: server, ["--connections", "8", "--hold", "6", "--wait", "2"])
         #expect(report["upload"] as? Int == 200, "\(report)")
+        let tries = try #require(report["upload_tries"] as? [Any]).map { ($0 as? Int) ?? 0 }
+        #expect(tries.first == 503 && tries.count <= 3, "\(tries)")
         let answers = try #require(report["slow_answers"] as? [Any])
         let statuses = answers.map { ($0 as? Int) ?? 0 }
         #expect(statuses.filter { $0 == 503 }.count == 1 && statuses.filter { $0 == 200 }.count == 7, "\(statuses)")

@@ -175,8 +175,9 @@ import Testing
         }
     }
 
-    /// Eight uploads from eight addresses at 3 KiB/s hold every slot; a new upload is taken in place of one of
-    /// them (503), and none of the others is cut. The addresses reach the app through nginx's X-Forwarded-For.
+    /// Eight uploads from eight addresses at 3 KiB/s hold every slot; a new upload cuts one of them (503), and
+    /// none of the others is cut; the newcomer is answered 503 too and its retry is taken once the cut upload let go.
+    /// The addresses reach the app through nginx's X-Forwarded-For.
     @Test(.enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)))
     func slowButLegalUploadsGiveWayToANewOne() async throws {
         let admission = UploadAdmission.Configuration(maxUploads: 8, maxUploadsPerPeer: 100_000, grace: .seconds(1))
@@ -184,6 +185,8 @@ import Testing
             let report = try await Self.scenario(
                 "slow-legal", on: front, ["--connections", "8", "--hold", "6", "--wait", "2"])
             #expect(report["upload"] as? Int == 200, "\(report)")
+            let tries = try #require(report["upload_tries"] as? [Any]).map { ($0 as? Int) ?? 0 }
+            #expect(tries.first == 503 && tries.count <= 3, "\(tries)")
             let statuses = try #require(report["slow_answers"] as? [Any]).map { ($0 as? Int) ?? 0 }
             #expect(statuses.filter { $0 == 503 }.count == 1 && statuses.filter { $0 == 200 }.count == 7, "\(statuses)")
         }
