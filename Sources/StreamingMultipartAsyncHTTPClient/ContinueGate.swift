@@ -84,7 +84,11 @@ final class ContinueGate: @unchecked Sendable {
         switch head.status.code {
         case 100..<200:
             let reported = lock.withLock {
-                if head.status.code == ResumableUpload.announcementStatus {
+                // A 104 of an interop version this client does not speak is ignored, as the draft asks: its
+                // location would be resumed by another version's rules.
+                if head.status.code == ResumableUpload.announcementStatus,
+                    head.headers.first(name: "Upload-Draft-Interop-Version") == ResumableUpload.interopVersion
+                {
                     announcedLocation = head.headers.first(name: "Location")
                 }
                 interimAnswers += 1

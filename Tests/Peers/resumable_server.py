@@ -11,7 +11,9 @@ takes the upload over: bytes still arriving on an older request of it are droppe
 bytes are all there, the request that completed it is answered as upload_server.py answers a form (python-multipart
 reads the parts), with "requests" (how many carried bytes of it) and "bytes_received" (all the body bytes that came,
 in every request). Any other request is answered 404. With --forgetful, every location answers 404, as from a
-server that restarted after it announced the upload. Exits when standard input closes.
+server that restarted after it announced the upload. With --announce-version V, the 104 names interop version V
+(a version the client may not speak: it must ignore that 104). With --conflicting, every append is read whole and
+answered 409 (a server that never takes an append: the client must not draw its body again and again). Exits when standard input closes.
 """
 import http.server
 import json
@@ -24,6 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_forms import with_python_multipart  # noqa: E402
 
 FORGETFUL = "--forgetful" in sys.argv[1:]
+CONFLICTING = "--conflicting" in sys.argv[1:]
+ANNOUNCED = sys.argv[sys.argv.index("--announce-version") + 1] if "--announce-version" in sys.argv else "6"
 uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done", "generation"}
 lock = threading.Lock()
 
@@ -104,7 +108,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             uploads[token] = upload
             generation = self.take_over(upload)
         self.send_response_only(104, "Upload Resumption Supported")
-        self.send_header("Upload-Draft-Interop-Version", "6")
+        self.send_header("Upload-Draft-Interop-Version", ANNOUNCED)
         self.send_header("Location", f"/resumable/{token}")
         self.end_headers()
         self.proceed()
@@ -130,7 +134,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         offset = int(self.headers.get("Upload-Offset", "-1"))
         length = int(self.headers.get("Content-Length", "0"))
         with lock:
-            stale = offset != len(upload["data"]) or self.headers.get("Content-Type") != "application/partial-upload"
+            stale = CONFLICTING or offset != len(upload["data"]) \
+                or self.headers.get("Content-Type") != "application/partial-upload"
             generation = None if stale else self.take_over(upload)
             current = len(upload["data"])
             upload["requests"] += 0 if stale else 1

@@ -135,6 +135,51 @@ struct ResumeTests {
         #expect(resumed.count == 3, "\(events.get())")
     }
 
+    /// A server that reads every append and answers 409 draws the body about twice, not once a resumption: the
+    /// bytes appends send that the server does not keep stay within the body's length, then the upload fails with
+    /// `limitExceeded` (before the bound, ten resumptions re-sent the body ten times).
+    @Test func appendsRefusedAgainAndAgainReSendAtMostTheBody() async throws {
+        let (server, front) = try servers(["cut:1000000", "proxy"], arguments: ["--conflicting"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        let length = try #require(form.body.contentLength)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 10
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+        options.onEvent = { event in events.set(events.get() + [event]) }
+        let error = await #expect(throws: MultipartError.self) {
+            _ = try await watchingClient.upload(
+                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
+        }
+        #expect(error?.code == .limitExceeded, "\(String(describing: error))")
+        let resent = events.get().compactMap { if case .resuming(let from, _, _) = $0 { length - from } else { nil } }
+        #expect((1...2).contains(resent.count), "\(events.get())")
+        #expect(resent.reduce(0, +) <= 2 * length, "re-sent \(resent) of a \(length)-byte body")
+    }
+
+    /// A `104` of an interop version the client does not speak is ignored (the draft: a client ignores a version it
+    /// does not know): the cut upload is not resumed at the announced location, and fails with the connection.
+    @Test func aResumptionAnnouncedInAnotherVersionIsIgnored() async throws {
+        let (server, front) = try servers(["cut:1000000", "proxy"], arguments: ["--announce-version", "99"])
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 5
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+        options.onEvent = { event in events.set(events.get() + [event]) }
+        await #expect(throws: (any Error).self) {
+            _ = try await watchingClient.upload(
+                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
+        }
+        let interims = events.get().compactMap { if case .interimResponse(let interim) = $0 { interim } else { nil } }
+        #expect(interims.contains { $0.status.code == 104 }, "the 104 came: \(events.get())")
+        #expect(!events.get().contains { if case .resuming = $0 { true } else { false } }, "\(events.get())")
+    }
+
     /// One body sent to two servers at once, twice to each: every upload resumes at its own server's location. The
     /// interim answers' gates were found by the request's `Content-Type`, which two uploads of one body share, so
     /// an upload could take the other server's `104` and send that server's upload token (its only credential) to
