@@ -53,7 +53,9 @@ extension HTTPClient {
         /// the upload's. A server that no longer knows the upload (404, 410) has the whole body sent again, as a
         /// retry. A location on another origin is not followed. A body offers no resumption when compressed (its
         /// offsets would be the compressed stream's), of unknown length (a stream part without one), or one that
-        /// cannot be produced again.
+        /// cannot be produced again. The bytes appends send that the server does not keep stay within the body's
+        /// length: past it the upload fails with `MultipartError.Code.limitExceeded` (a server that reads and refuses
+        /// every append draws the body about twice, not `maxResumptions` times).
         public var maxResumptions: Int = 0
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.

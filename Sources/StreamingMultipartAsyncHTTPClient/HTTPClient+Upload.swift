@@ -73,6 +73,7 @@ extension HTTPClient {
             url: start, method: method, headers: Self.uploadHeaders(headers, for: body, options: options),
             bodyIsReproducible: body.isReproducible, options: options)
         var startedOver = false
+        var wasted: Int64 = 0  // the bytes appends sent that the server did not keep, bounded by the body's length
         while true {
             try _Concurrency.Task.checkCancellation()
             var request = HTTPClientRequest(url: plan.url.absoluteString)
@@ -101,7 +102,8 @@ extension HTTPClient {
                     UploadPlan.transientReason(error) != nil
                 {
                     resumption = try await resume(
-                        body, at: location, headers: plan.httpHeaders, options: options, progress: progress)
+                        body, at: location, headers: plan.httpHeaders, options: options, wasted: &wasted,
+                        progress: progress)
                 }
                 switch resumption {
                 case .answered(let resumed):
