@@ -10,10 +10,13 @@ import NIOHTTP1
 /// would get a reset that makes its kernel drop the answer before the client reads it.
 ///
 /// Hummingbird drains an unread body before the next request unless the *request* said `Connection: close`; this
-/// acts on the response instead. It also closes, the same way, after a request NIO's parser refused, when
+/// acts on the response instead. An answer that is not 2xx and not marked `Connection: close` (a 404, a resumable
+/// resource's 400/409, `GET /` with a body) is sent before a body nobody reads: the connection stays open while at
+/// most ``maxUnreadBody`` more of that body arrives (Go's `net/http` discards 256 KiB), and closes the same way past
+/// it; before this, a client pushed 11–13 GB in 5 s into such a connection. It also closes, the same way, after a request NIO's parser refused, when
 /// `HTTPServerProtocolErrorHandler` answered it (``HTTPServerGuards/answersUnreadableRequests``).
 final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+    typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -24,6 +27,16 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
         /// The answer is out and the sending side shut; reads are no longer asked for.
         case lingering(Scheduled<Void>)
     }
+
+    /// The most bytes of a request's body that may arrive after a non-2xx answer to it before the connection closes.
+    static let maxUnreadBody = 256 * 1024
+
+    /// Whether the current request's end has arrived (true between requests).
+    private var requestEnded = true
+    /// Whether the answer being written is not 2xx while its request's body is still coming.
+    private var answeredBeforeBody = false
+    /// After such an answer: the bytes of its request's body that came since, until the request ends.
+    private var unreadAfterAnswer: Int?
 
     private let linger: TimeAmount
     /// Whether a request NIO's parser refused (answered 400 by `HTTPServerProtocolErrorHandler`, nearer the socket)
@@ -41,12 +54,16 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
         case .head(let head):
             if head.status.code >= 200, head.headers["connection"].contains(where: { $0.lowercased() == "close" }) {
                 state = .closingAfterResponse
+            } else if head.status.code >= 300, !requestEnded {
+                answeredBeforeBody = true
             }
             context.write(data, promise: promise)
         case .body:
             context.write(data, promise: promise)
         case .end:
             guard case .closingAfterResponse = state else {
+                if answeredBeforeBody, !requestEnded { unreadAfterAnswer = 0 }
+                answeredBeforeBody = false
                 context.write(data, promise: promise)
                 return
             }
@@ -55,6 +72,27 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
             context.writeAndFlush(data, promise: sent)
             shutAndLinger(after: sent.futureResult, context: context)
         }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            requestEnded = false
+        case .body(let bytes):
+            if let unread = unreadAfterAnswer, case .open = state {
+                let total = unread + bytes.readableBytes
+                unreadAfterAnswer = total
+                if total > Self.maxUnreadBody {
+                    // The answer is out: nothing more of this connection is worth reading.
+                    state = .closingAfterResponse
+                    shutAndLinger(after: context.eventLoop.makeSucceededVoidFuture(), context: context)
+                }
+            }
+        case .end:
+            requestEnded = true
+            unreadAfterAnswer = nil
+        }
+        context.fireChannelRead(data)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
