@@ -9,8 +9,8 @@ import Foundation
 /// `--noproxy` or else `no_proxy`/`NO_PROXY` names (a comma-separated list of hosts and domains, `*` for every
 /// host). AsyncHTTPClient tunnels through an HTTP proxy with `CONNECT` for `http` and `https` URLs alike (curl's
 /// `--proxytunnel`).
-struct ProxySetting: Equatable {
-    enum Kind: Equatable { case http, socks }
+struct ProxySetting: Hashable {
+    enum Kind: Hashable { case http, socks }
 
     var kind: Kind
     var host: String

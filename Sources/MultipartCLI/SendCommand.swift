@@ -180,7 +180,12 @@ struct SendCommand: AsyncParsableCommand {
         }
         if let limitRate { _ = try Self.bytesPerSecond(limitRate) }
         do {
-            _ = try proxySetting()
+            // Both schemes' proxies: a redirect under -L may go to either.
+            for scheme in ["http", "https"] {
+                var components = URLComponents(string: target)
+                components?.scheme = scheme
+                if let url = components?.url { _ = try proxySetting(for: url) }
+            }
         } catch let error as ProxySetting.Invalid {
             throw ValidationError(error.description)
         }
@@ -212,24 +217,29 @@ struct SendCommand: AsyncParsableCommand {
             let note = "a part reads standard input, which can be read once: no retry, and no redirect resends it"
             FileHandle.standardError.write(Data("multipart: \(note)\n".utf8))
         }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try clientConfiguration())
+        let (option, noProxy, environment) = (proxy, noproxy, ProcessInfo.processInfo.environment)
+        let clients = ProxyClients(configuration: try clientConfiguration()) { url in
+            // Every proxy a URL may name was read in validate(): none fails here.
+            try? ProxySetting.forURL(url, option: option, noProxy: noProxy, environment: environment)
+        }
+        let client = clients.client(for: URL(string: target) ?? URL(fileURLWithPath: "/"))
         let display = SendProgress(style: progressStyle, body: body)
         let outcome: Result<Void, any Error>
         do {
             if let maxTime {
                 // -m: the whole send, cancelled with SendFailure.timedOut.
                 try await withDeadline(milliseconds(maxTime), timedOut: SendFailure.timedOut) {
-                    try await self.send(body, with: client, display: display)
+                    try await self.send(body, with: client, clients: clients, display: display)
                 }
             } else {
-                try await send(body, with: client, display: display)
+                try await send(body, with: client, clients: clients, display: display)
             }
             outcome = .success(())
         } catch {
             outcome = .failure(error)
         }
         display.finish()
-        try? await client.shutdown()
+        await clients.shutdown()
         if case .failure(let error) = outcome {
             if let code = error as? ExitCode { throw code }
             let failure = SendFailure(error, url: target, maxTime: maxTime)
@@ -238,9 +248,13 @@ struct SendCommand: AsyncParsableCommand {
         }
     }
 
-    /// Sends the form and writes the answer.
-    private func send(_ body: MultipartBody, with client: HTTPClient, display: SendProgress) async throws {
+    /// Sends the form through `client` (the first URL's) and writes the answer; each request goes through the
+    /// client of its own URL's proxy (`clients`).
+    private func send(
+        _ body: MultipartBody, with client: HTTPClient, clients: ProxyClients, display: SendProgress
+    ) async throws {
         var options = HTTPClient.MultipartUploadOptions()
+        options.client = { clients.client(for: $0) }
         options.retry = .init(attempts: retry, initialDelay: milliseconds(retryDelay))
         options.retry.retriesEveryError = retryAllErrors
         options.maxRedirects = location ? maxRedirs : 0
@@ -452,15 +466,13 @@ struct SendCommand: AsyncParsableCommand {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: TimeAmount(milliseconds(connectTimeout))))
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.proxy = try proxySetting()?.configuration
-        configuration.enableInterimResponses()
+        configuration.enableInterimResponses()  // the proxy is set per client by ProxyClients
         return configuration
     }
 
-    /// `-x`, else the environment's proxy for the URL, unless `--noproxy` or `no_proxy` names its host.
-    private func proxySetting() throws -> ProxySetting? {
-        guard let url = URL(string: target) else { return nil }
-        return try ProxySetting.forURL(
+    /// `-x`, else the environment's proxy for `url`, unless `--noproxy` or `no_proxy` names its host.
+    private func proxySetting(for url: URL) throws -> ProxySetting? {
+        try ProxySetting.forURL(
             url, option: proxy, noProxy: noproxy, environment: ProcessInfo.processInfo.environment)
     }
 

@@ -69,6 +69,15 @@ extension HTTPClient {
         /// When set, it alone decides the header: a `Cookie` in the upload's headers is replaced. Nil (the default)
         /// sends the headers' own `Cookie`, dropped past a change of origin.
         public var cookies: (@Sendable (URL) -> String?)? = nil
+        /// The client each request goes through, chosen by its URL and asked before every request (the first, each
+        /// redirect's, each retry's and resumption's). AsyncHTTPClient sets its proxy per client: a tool that decides
+        /// the proxy per URL, as curl does again after each redirect, gives the client of that URL's proxy. Nil (the
+        /// default) sends every request through the client `upload` is called on.
+        ///
+        /// ```swift
+        /// options.client = { url in url.host == "intranet.example" ? direct : throughProxy }
+        /// ```
+        public var client: (@Sendable (URL) -> HTTPClient)? = nil
         /// Called before each retry and each redirect followed, to tell a user what happens.
         public var onEvent: (@Sendable (HTTPClient.MultipartUploadEvent) -> Void)? = nil
 

@@ -50,7 +50,8 @@ extension HTTPClient {
                 ask.method = .HEAD
                 ask.headers = kept
                 ask.headers.add(contentsOf: ResumableUpload.offsetRequestHeaders)
-                let answer = try await execute(ask, deadline: Self.deadline(options))
+                let client = options.client?(location) ?? self
+                let answer = try await client.execute(ask, deadline: Self.deadline(options))
                 if answer.status == .notFound || answer.status == .gone { return .forgotten }
                 guard answer.status == .noContent || answer.status == .ok,
                     let offset = ResumableUpload.offset(answer.headers.first(name: "Upload-Offset")), offset <= length
@@ -79,7 +80,7 @@ extension HTTPClient {
                             progress?(done)
                         }),
                     length: .known(length - offset))
-                let response = try await execute(append, deadline: Self.deadline(options))
+                let response = try await client.execute(append, deadline: Self.deadline(options))
                 guard response.status == .conflict else { return .answered(response) }
                 lastAppend?.refused = true
                 _ = try? await response.body.collect(upTo: 1 << 20)

@@ -94,7 +94,8 @@ extension HTTPClient {
             let response: HTTPClientResponse
             do {
                 defer { gate.map { ContinueGates.shared.remove($0.token) } }
-                response = try await execute(request, deadline: Self.deadline(options))
+                let client = options.client?(plan.url) ?? self
+                response = try await client.execute(request, deadline: Self.deadline(options))
             } catch {
                 let announced = gate?.gate.resumeLocation
                 var resumption = Resumption.notResumed

@@ -344,6 +344,36 @@ struct SendTests {
         #expect(unknown.status == 1 && unknown.stderr.contains("only http:// and socks5://"), "\(unknown.stderr)")
     }
 
+    /// After `-L`, each request's proxy is decided by its own URL, as curl decides it: a redirect from a host
+    /// `no_proxy` names to one it does not goes through the proxy, and one the other way goes around it (the proxy
+    /// was decided once, for the first URL).
+    @Test func aRedirectsProxyIsDecidedByItsOwnURL() throws {
+        let server = try PeerUploadServer(python: python)
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let log = folder.url.appendingPathComponent("proxy.log").path
+        let proxy = try PeerUploadServer(python: python, script: "connect_proxy.py", arguments: [log])
+        let variables = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        let clean = (variables + ["no_proxy", "NO_PROXY"]).flatMap { ["-u", $0] }
+        func tunnels() -> [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        let environment = ["http_proxy=http://127.0.0.1:\(proxy.port)", "no_proxy=127.0.0.1"]
+        func send(from: String, to: String) throws -> ProgramResult {
+            let url = "http://\(from):\(server.port)/redirect/307?to=http://\(to):\(server.port)/"
+            let command = [try #require(Peers.multipart), "send", url, "-F", "a=b", "-L", "--progress", "none"]
+            return try runProgram("/usr/bin/env", clean + environment + command)
+        }
+        let into = try send(from: "127.0.0.1", to: "localhost")
+        #expect(into.status == 0, "\(into.stderr)")
+        #expect(try reply(into).parts?.map(\.name) == ["a"])
+        #expect(tunnels() == ["CONNECT localhost:\(server.port)"], "only the redirect's request went through it")
+        let out = try send(from: "localhost", to: "127.0.0.1")
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try reply(out).parts?.map(\.name) == ["a"])
+        #expect(tunnels().count == 2, "the redirect to 127.0.0.1 went around the proxy: \(tunnels())")
+    }
+
     /// `--retry-all-errors` sends again after an answer that no plain `--retry` repeats (418 here).
     @Test func retryAllErrorsRetriesARefusal() throws {
         let server = try PeerUploadServer(python: python)

@@ -1,0 +1,39 @@
+import AsyncHTTPClient
+import Foundation
+
+/// The AsyncHTTPClients one `multipart send` goes through: one per proxy it uses (none included), made when first
+/// needed. AsyncHTTPClient sets its proxy per client, and `send` decides the proxy for each request's URL, after
+/// each `-L` redirect too, as curl does: a redirect from a host `no_proxy` names to one it does not goes through the
+/// proxy, and the other way round goes around it.
+final class ProxyClients: @unchecked Sendable {
+    private let configuration: HTTPClient.Configuration
+    private let proxy: @Sendable (URL) -> ProxySetting?
+    private let lock = NSLock()
+    private var clients: [ProxySetting?: HTTPClient] = [:]  // guarded by `lock`
+
+    /// - Parameters:
+    ///   - configuration: every client's configuration, its proxy set by `proxy`.
+    ///   - proxy: the proxy for a URL, nil for none.
+    init(configuration: HTTPClient.Configuration, proxy: @escaping @Sendable (URL) -> ProxySetting?) {
+        self.configuration = configuration
+        self.proxy = proxy
+    }
+
+    /// The client of `url`'s proxy.
+    func client(for url: URL) -> HTTPClient {
+        let setting = proxy(url)
+        return lock.withLock {
+            if let client = clients[setting] { return client }
+            var configuration = configuration
+            configuration.proxy = setting?.configuration
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[setting] = client
+            return client
+        }
+    }
+
+    /// Shuts every client made down.
+    func shutdown() async {
+        for client in lock.withLock({ Array(clients.values) }) { try? await client.shutdown() }
+    }
+}
