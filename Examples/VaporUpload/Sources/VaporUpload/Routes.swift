@@ -29,6 +29,17 @@ public struct UploadSettings: Sendable {
     /// the header ignored, since a client can send any value in it.
     public var behindProxy = false
 
+    /// What the app says at start when it is not behind the proxy (``behindProxy`` off): exposed directly, a Vapor 4
+    /// app has no header deadline, no connection bound and reads every refused body (Vapor gives no place for
+    /// those guards), so a slowloris or a descriptor flood reaches it. Nil behind the proxy.
+    public var exposureWarning: String? {
+        behindProxy
+            ? nil
+            : "this app is not behind a proxy (BEHIND_PROXY=1): it has no header deadline, no bound on "
+                + "connections and reads refused bodies to their end; put Deploy/nginx.conf in front of it "
+                + "(README: Deploy it behind nginx)"
+    }
+
     public init(spoolDirectory: URL, limits: MultipartSpooler.Limits = .default) {
         self.spoolDirectory = spoolDirectory
         self.limits = limits
@@ -47,6 +58,7 @@ public struct UploadSettings: Sendable {
 /// Both answer the caption and each photo's name, size and SHA-256.
 public func routes(_ app: Application, settings: UploadSettings) throws {
     try FileManager.default.createDirectory(at: settings.spoolDirectory, withIntermediateDirectories: true)
+    if let warning = settings.exposureWarning { app.logger.warning("\(warning)") }
     app.useMultipartUploads(idleTimeout: .seconds(settings.idleTimeoutSeconds))
     let spooler = MultipartSpooler(
         directory: settings.spoolDirectory, limits: settings.limits, digest: SHA256Digest.self)
