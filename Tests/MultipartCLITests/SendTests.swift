@@ -304,6 +304,26 @@ struct SendTests {
         }
     }
 
+    /// Tests/Peers/connect_proxy.py, logging each tunnel it opens, and the `env` arguments that unset every proxy
+    /// variable, so that a test sets only its own.
+    struct LoggingProxy {
+        let proxy: PeerUploadServer
+        let log: String
+        static let clean = [
+            "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+        ].flatMap { ["-u", $0] }
+
+        init(python: String, folder: TemporaryFolder) throws {
+            log = folder.url.appendingPathComponent("proxy.log").path
+            proxy = try PeerUploadServer(python: python, script: "connect_proxy.py", arguments: [log])
+        }
+
+        /// The tunnels opened so far, one `CONNECT host:port [authorization]` line each.
+        var tunnels: [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+    }
+
     /// `-x` and the proxy variables, read as curl reads them: the form goes through the proxy's CONNECT tunnel (the
     /// proxy logs the target and the credentials), `no_proxy` and `--noproxy` go around it, `-x ""` turns the
     /// variables off, and an `http` URL takes neither `HTTPS_PROXY` nor an upper-case `HTTP_PROXY`.
@@ -311,17 +331,14 @@ struct SendTests {
         let server = try PeerUploadServer(python: python)
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let log = folder.url.appendingPathComponent("proxy.log").path
-        let proxy = try PeerUploadServer(python: python, script: "connect_proxy.py", arguments: [log])
-        let variables = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
-        let clean = (variables + ["no_proxy", "NO_PROXY"]).flatMap { ["-u", $0] }
+        let logging = try LoggingProxy(python: python, folder: folder)
+        let proxy = logging.proxy
         func send(_ arguments: [String], _ environment: [String] = []) throws -> ProgramResult {
             let command = [try #require(Peers.multipart), "send", server.url.absoluteString, "-F", "a=b"]
-            return try runProgram("/usr/bin/env", clean + environment + command + ["--progress", "none"] + arguments)
+            return try runProgram(
+                "/usr/bin/env", LoggingProxy.clean + environment + command + ["--progress", "none"] + arguments)
         }
-        func tunnels() -> [String] {
-            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        }
+        func tunnels() -> [String] { logging.tunnels }
         let through = "http://127.0.0.1:\(proxy.port)"
         let credentials = "Basic " + Data("ann:se cret".utf8).base64EncodedString()
 
@@ -351,18 +368,13 @@ struct SendTests {
         let server = try PeerUploadServer(python: python)
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let log = folder.url.appendingPathComponent("proxy.log").path
-        let proxy = try PeerUploadServer(python: python, script: "connect_proxy.py", arguments: [log])
-        let variables = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
-        let clean = (variables + ["no_proxy", "NO_PROXY"]).flatMap { ["-u", $0] }
-        func tunnels() -> [String] {
-            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        }
-        let environment = ["http_proxy=http://127.0.0.1:\(proxy.port)", "no_proxy=127.0.0.1"]
+        let logging = try LoggingProxy(python: python, folder: folder)
+        func tunnels() -> [String] { logging.tunnels }
+        let environment = ["http_proxy=http://127.0.0.1:\(logging.proxy.port)", "no_proxy=127.0.0.1"]
         func send(from: String, to: String) throws -> ProgramResult {
             let url = "http://\(from):\(server.port)/redirect/307?to=http://\(to):\(server.port)/"
             let command = [try #require(Peers.multipart), "send", url, "-F", "a=b", "-L", "--progress", "none"]
-            return try runProgram("/usr/bin/env", clean + environment + command)
+            return try runProgram("/usr/bin/env", LoggingProxy.clean + environment + command)
         }
         let into = try send(from: "127.0.0.1", to: "localhost")
         #expect(into.status == 0, "\(into.stderr)")

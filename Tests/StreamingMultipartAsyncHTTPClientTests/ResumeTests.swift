@@ -57,6 +57,27 @@ struct ResumeTests {
         )
     }
 
+    /// An upload of a known-length form through a front that takes `actions` before the resumable server (with
+    /// `arguments`), expected to fail: its error, its events and its body's length.
+    func failingUpload(
+        _ actions: [String], arguments: [String] = [], maxResumptions: Int
+    ) async throws -> (error: (any Error)?, events: [HTTPClient.MultipartUploadEvent], length: Int64) {
+        let (server, front) = try servers(actions, arguments: arguments)
+        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = maxResumptions
+        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+        options.onEvent = { event in events.set(events.get() + [event]) }
+        let error = await #expect(throws: (any Error).self) {
+            _ = try await watchingClient.upload(
+                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
+        }
+        return (error, events.get(), try #require(form.body.contentLength))
+    }
+
     /// Cut after 1 MB (and again after 1 MB on the connection that resumes it), a 3 MiB form arrives whole, one
     /// request more than it resumed, and the server received its bytes about once: at most 1.1 times the body.
     @Test func aFormCutTwiceResumesAndArrivesWhole() async throws {
@@ -118,66 +139,31 @@ struct ResumeTests {
     /// The resumptions are bounded: a front that cuts every connection ends the upload with the connection's error
     /// after `maxResumptions` of them.
     @Test func resumptionsAreBounded() async throws {
-        let (server, front) = try servers(["cut:500000"])
-        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let form = try knownLengthForm(folder)
-        var options = HTTPClient.MultipartUploadOptions()
-        options.maxResumptions = 3
-        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
-        options.onEvent = { event in events.set(events.get() + [event]) }
-        await #expect(throws: (any Error).self) {
-            _ = try await watchingClient.upload(
-                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
-        }
-        let resumed = events.get().filter { if case .resuming = $0 { true } else { false } }
-        #expect(resumed.count == 3, "\(events.get())")
+        let (_, events, _) = try await failingUpload(["cut:500000"], maxResumptions: 3)
+        let resumed = events.filter { if case .resuming = $0 { true } else { false } }
+        #expect(resumed.count == 3, "\(events)")
     }
 
     /// A server that reads every append and answers 409 draws the body about twice, not once a resumption: the
     /// bytes appends send that the server does not keep stay within the body's length, then the upload fails with
     /// `limitExceeded` (before the bound, ten resumptions re-sent the body ten times).
     @Test func appendsRefusedAgainAndAgainReSendAtMostTheBody() async throws {
-        let (server, front) = try servers(["cut:1000000", "proxy"], arguments: ["--conflicting"])
-        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let form = try knownLengthForm(folder)
-        let length = try #require(form.body.contentLength)
-        var options = HTTPClient.MultipartUploadOptions()
-        options.maxResumptions = 10
-        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
-        options.onEvent = { event in events.set(events.get() + [event]) }
-        let error = await #expect(throws: MultipartError.self) {
-            _ = try await watchingClient.upload(
-                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
-        }
-        #expect(error?.code == .limitExceeded, "\(String(describing: error))")
-        let resent = events.get().compactMap { if case .resuming(let from, _, _) = $0 { length - from } else { nil } }
-        #expect((1...2).contains(resent.count), "\(events.get())")
+        let (error, events, length) = try await failingUpload(
+            ["cut:1000000", "proxy"], arguments: ["--conflicting"], maxResumptions: 10)
+        #expect((error as? MultipartError)?.code == .limitExceeded, "\(String(describing: error))")
+        let resent = events.compactMap { if case .resuming(let from, _, _) = $0 { length - from } else { nil } }
+        #expect((1...2).contains(resent.count), "\(events)")
         #expect(resent.reduce(0, +) <= 2 * length, "re-sent \(resent) of a \(length)-byte body")
     }
 
     /// A `104` of an interop version the client does not speak is ignored (the draft: a client ignores a version it
     /// does not know): the cut upload is not resumed at the announced location, and fails with the connection.
     @Test func aResumptionAnnouncedInAnotherVersionIsIgnored() async throws {
-        let (server, front) = try servers(["cut:1000000", "proxy"], arguments: ["--announce-version", "99"])
-        defer { withExtendedLifetime(server) {} }  // the server ends when its object goes
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let form = try knownLengthForm(folder)
-        var options = HTTPClient.MultipartUploadOptions()
-        options.maxResumptions = 5
-        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
-        options.onEvent = { event in events.set(events.get() + [event]) }
-        await #expect(throws: (any Error).self) {
-            _ = try await watchingClient.upload(
-                form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options)
-        }
-        let interims = events.get().compactMap { if case .interimResponse(let interim) = $0 { interim } else { nil } }
-        #expect(interims.contains { $0.status.code == 104 }, "the 104 came: \(events.get())")
-        #expect(!events.get().contains { if case .resuming = $0 { true } else { false } }, "\(events.get())")
+        let (_, events, _) = try await failingUpload(
+            ["cut:1000000", "proxy"], arguments: ["--announce-version", "99"], maxResumptions: 5)
+        let interims = events.compactMap { if case .interimResponse(let interim) = $0 { interim } else { nil } }
+        #expect(interims.contains { $0.status.code == 104 }, "the 104 came: \(events)")
+        #expect(!events.contains { if case .resuming = $0 { true } else { false } }, "\(events)")
     }
 
     /// One body sent to two servers at once, twice to each: every upload resumes at its own server's location. The
