@@ -23,8 +23,9 @@ struct SendCommand: AsyncParsableCommand {
             Exit status, as curl's: 0 done (any HTTP status without --fail); 1 usage or a form that cannot be \
             built; 6 host not resolved; 7 connection refused or failed; 22 HTTP status of 400 or more with \
             --fail; 23 the response could not be written; 26 a file part could not be opened or read; 28 \
-            timeout; 35 TLS handshake failed; 47 too many redirects; 52 no answer; 56 the connection broke while \
-            receiving; 60 the server's certificate was not trusted.
+            timeout; 35 TLS handshake failed; 47 too many redirects; 52 no answer; 55 a resumed upload given up \
+            (the server kept refusing what it was sent); 56 the connection broke while receiving; 60 the server's \
+            certificate was not trusted.
             """
     )
 

@@ -33,6 +33,10 @@ struct SendFailure: Error {
             self.init(exitCode: 28, message: "timed out after \(maxTime.map { "\($0)" } ?? "?") s (--max-time)")
         case let failure as SendFailure:
             self = failure
+        case let error as MultipartError where error.code == .limitExceeded:
+            // The one limit a send meets: resumption's bound on bytes the server did not keep (curl's 55, a failure
+            // sending network data); building a form meets none.
+            self.init(exitCode: 55, message: "the upload was given up: \(error.message)")
         case let error as MultipartError:
             self.init(exitCode: 26, message: "reading the form failed: \(error.sentence)")
         case let error as NIOConnectionError where error.connectionErrors.isEmpty:
