@@ -24,6 +24,8 @@ Scenarios:
                 after a 503 (up to 3 tries). Reports the normal upload's statuses and the slow ones' answers.
   per-peer      N uploads from 127.0.0.1 that trickle as in slow-legal; reports the answers that came within a
                 second (the ones past the address's share).
+  unread        a POST to a path no route serves, declaring 100 GB, whose body is pushed on after the 404 for
+                --hold seconds: reports the status, the bytes the server took, and whether it closed.
   upload        one normal upload of a 1 MiB file; reports its status.
 """
 import argparse
@@ -237,6 +239,32 @@ async def refused(port):
     return {"status": status, "sent_before_close": sent, "declared": size, "body": text[:200]}
 
 
+def unread(port, hold):
+    """Pushes a body the server answered 404 before reading (no Connection: close in the answer), as fast as the
+    connection takes it, for `hold` seconds or until the server closes."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=hold + 5)
+    sock.sendall(b"POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                 b"Content-Length: 100000000000\r\n\r\n")
+    answer = {}
+    reader = threading.Thread(target=lambda: answer.update(read_answer_blocking(sock)), daemon=True)
+    reader.start()
+    chunk, sent, closed = bytes(1 << 20), 0, False
+    start = time.monotonic()
+    sock.settimeout(1)
+    while time.monotonic() - start < hold:
+        try:
+            sent += sock.send(chunk)
+        except socket.timeout:
+            continue
+        except OSError:
+            closed = True
+            break
+    reader.join(5)
+    sock.close()
+    return {"status": answer.get("status"), "sent": sent, "closed": closed,
+            "seconds": round(time.monotonic() - start, 2)}
+
+
 async def idle_flood(port, connections, hold):
     streams = []
     for _ in range(connections):
@@ -397,6 +425,7 @@ def main():
         "refused": lambda: refused(args.port),
         "idle-flood": lambda: idle_flood(args.port, args.connections, args.hold),
         "pipeline": lambda: pipeline(args.port),
+        "unread": lambda: asyncio.to_thread(unread, args.port, args.hold),
         "framing": lambda: framing(args.port),
         "big-then-trickle": lambda: big_then_trickle(args.port, args.connections, args.hold, args.size),
         "slow-legal": lambda: slow_legal(args.port, args.connections, args.hold, args.wait),

@@ -15,6 +15,13 @@ Scenarios (the form is a caption and one file of --size random bytes):
            field; then completes the upload and replays HEAD and PATCH on its location. Reports every status.
   limit    the form cut at a third, then resumed (--size past the server's --max-file-bytes): reports the statuses.
   trickle  the form cut at a third, then resumed at 20 bytes a second: reports the status and when it came.
+  rules    requests the draft refuses on an upload that waits: a HEAD and a DELETE that carry Upload-Offset or
+           Upload-Complete, an append in another interop version than the upload's; then DELETE and a HEAD right
+           after, five times over. Reports every status.
+  empty    an upload that waits, then an append without bytes (Upload-Complete: ?0) every --every seconds, --count
+           times: reports each append's status (the window must not restart for them).
+  paused   --count uploads from addresses of their own (127.0.0.20 on), each sent half and dropped, so that they
+           wait: reports how many files the server had spooled after each (read through --spool).
 """
 import argparse
 import hashlib
@@ -80,9 +87,9 @@ def reset(sock):
     sock.close()
 
 
-def create(port, body, sent, extra=""):
+def create(port, body, sent, extra="", source="127.0.0.1"):
     """Offers resumption for `body`, reads the 104, sends its first `sent` bytes and resets: the location."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
     sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {len(body)}\r\n"
                   f"Upload-Draft-Interop-Version: {VERSION}\r\n{': '.join(complete_field())}\r\n{extra}\r\n")
@@ -96,10 +103,10 @@ def create(port, body, sent, extra=""):
     return fields["location"]
 
 
-def request(port, method, path, fields=(), body=b"", pace=None):
+def request(port, method, path, fields=(), body=b"", pace=None, version=None):
     """One request on a new connection: (status, fields, body). `pace` sends the body that many bytes a second."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {VERSION}\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {version or VERSION}\r\n"
     head += "".join(f"{name}: {value}\r\n" for name, value in fields)
     if method != "HEAD":
         head += f"Content-Length: {len(body)}\r\n"
@@ -151,6 +158,9 @@ def main():
     parser.add_argument("scenario")
     parser.add_argument("--size", type=int, default=3 << 20)
     parser.add_argument("--version", choices=["3", "5", "6"], default="6")
+    parser.add_argument("--count", type=int, default=5)
+    parser.add_argument("--every", type=float, default=1)
+    parser.add_argument("--spool", default=".")
     arguments = parser.parse_args()
     global VERSION
     VERSION = arguments.version
@@ -196,6 +206,39 @@ def main():
         report["append"], _, text = append(port, location, at, body, pace=20)
         report["seconds"] = round(time.monotonic() - started, 2)
         report["answer"] = text[:300]
+    elif arguments.scenario == "rules":
+        location = create(port, body, len(body) // 2)
+        report["headWithOffset"] = request(port, "HEAD", location, [("Upload-Offset", "0")])[0]
+        report["deleteWithComplete"] = request(port, "DELETE", location, [complete_field()])[0]
+        _, at = offset(port, location)
+        # Version 5 has no append type: sent on a version-6 upload, it would skip version 6's rule.
+        report["otherVersion"] = request(port, "PATCH", location, [("Upload-Offset", at), ("Upload-Complete", "?1")],
+                                         body[at:], version="5")[0]
+        report["offsetAfter"] = offset(port, location)[1]
+        report["deleted"], report["headAfterDelete"] = [], []
+        for _ in range(5):
+            report["deleted"].append(request(port, "DELETE", location)[0])
+            report["headAfterDelete"].append(request(port, "HEAD", location)[0])
+            location = create(port, body, len(body) // 2)
+        report["deleted"].append(request(port, "DELETE", location)[0])
+    elif arguments.scenario == "empty":
+        location = create(port, body, len(body) // 2)
+        _, at = offset(port, location)
+        report["appends"] = []
+        for _ in range(arguments.count):
+            time.sleep(arguments.every)
+            report["appends"].append(request(port, "PATCH", location, [
+                ("Upload-Offset", at), ("Upload-Complete", "?0"), ("Content-Type", "application/partial-upload")])[0])
+    elif arguments.scenario == "paused":
+        report["spooled"], report["created"] = [], 0
+        for index in range(arguments.count):
+            try:
+                create(port, body, len(body) // 2, source=f"127.0.0.{20 + index}")
+                report["created"] += 1
+            except (OSError, RuntimeError):
+                pass  # refused before its 104: nothing waits
+            time.sleep(0.5)  # a cut upload's route lets go of its file
+            report["spooled"].append(len(os.listdir(arguments.spool)))
     else:
         parser.error(f"no scenario {arguments.scenario}")
     print(json.dumps(report), flush=True)

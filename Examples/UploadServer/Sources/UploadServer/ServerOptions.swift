@@ -80,6 +80,8 @@ struct ServerOptions: ParsableCommand {
     var s3MemoryWait = 30.0
     @Option(help: "A dropped upload may resume within this many seconds (announced with 104); 0 turns resumption off.")
     var resumeWindow = 300.0
+    @Option(help: "A resumable upload must be complete within this many seconds of its start, however it is fed.")
+    var resumeLifetime = 3600.0
     @Option(
         help: ArgumentHelp(
             "At start, abort the multipart uploads this store made (its prefix and 32 hex digits) begun over this "
@@ -109,6 +111,7 @@ struct ServerOptions: ParsableCommand {
             ("--max-uploads-per-peer", Double(maxUploadsPerPeer)), ("--max-connections", Double(maxConnections ?? 1)),
             ("--disk-budget", Double(diskBudget ?? 1)), ("--echo-bytes", Double(echoBytes)),
             ("--s3-concurrency", Double(s3Concurrency)), ("--s3-memory", Double(s3MemoryBudget)),
+            ("--resume-lifetime", resumeLifetime),
         ]
         for (name, value) in positive where !(value > 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number above 0")

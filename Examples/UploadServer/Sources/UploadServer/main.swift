@@ -119,7 +119,11 @@ let guards = HTTPServerGuards(
 // A dropped upload resumes where it stopped (104 Upload Resumption Supported, then HEAD and PATCH on its location).
 let resumableUploads =
     options.resumeWindow > 0
-    ? ResumableUploads(.init(window: .nanoseconds(Int64(options.resumeWindow * 1e9)), paths: ["/upload"])) : nil
+    ? ResumableUploads(
+        .init(
+            // Seconds past 1e9 (32 years) are as good as forever, and would overflow the nanoseconds.
+            window: .nanoseconds(Int64(min(options.resumeWindow, 1e9) * 1e9)), paths: ["/upload"],
+            lifetime: .nanoseconds(Int64(min(options.resumeLifetime, 1e9) * 1e9)))) : nil
 let app = Application(
     router: router,
     server: .guardedHTTP1(

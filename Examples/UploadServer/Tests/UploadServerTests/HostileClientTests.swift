@@ -106,6 +106,20 @@ import Testing
         print("HostileClientTests: refused 1 GiB body, the client got \(sent) bytes in before the close")
     }
 
+    /// A body pushed on after a 404 that does not close (no route serves the path): the connection closes once
+    /// 256 KiB more of it arrives, where a client pushed 11–13 GB in 5 s before.
+    @Test(
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)), arguments: Server.allCases)
+    func aBodyLeftUnreadAfterA404IsCutShort(_ kind: Server) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        let report = try await Self.scenario("unread", on: server, ["--hold", "5"])
+        #expect(report["status"] as? Int == 404 && report["closed"] as? Bool == true, "\(report)")
+        let sent = try #require(report["sent"] as? Int)
+        #expect(sent < 64 << 20, "the server took \(sent) bytes after its 404")
+        print("HostileClientTests: a body after a 404, the client got \(sent) bytes in before the close")
+    }
+
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
     func uploadsPastTheLimitAreAnswered503AtOnce() async throws {
         let server = try RunningServer(arguments: Self.quick + ["--max-uploads", "2", "--body-window", "3"])

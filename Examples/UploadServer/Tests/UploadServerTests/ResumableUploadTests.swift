@@ -283,4 +283,45 @@ struct ResumableUploadTests {
         #expect(trickled["append"] as? Int == 408, "cut, where the trickle would take hours: \(trickled)")
         #expect(try server.spooledFiles() == [])
     }
+
+    /// What the draft refuses is refused on an upload that waits: a `HEAD` or `DELETE` that carries the offset or the
+    /// upload's end (400), an append in another interop version than the upload's (400: version 5 would skip version
+    /// 6's append type); the upload is kept. A `DELETE` removes the upload before its 204: a `HEAD` right after finds
+    /// nothing, every time (before, it still found it in 2 of 5).
+    @Test func whatTheDraftRefusesIsRefusedAndADeleteIsDoneBeforeItsAnswer() async throws {
+        let server = try await offPool { try RunningServer() }
+        defer { server.stop() }
+        let report = try await scenario("rules", on: server)
+        #expect(report["headWithOffset"] as? Int == 400 && report["deleteWithComplete"] as? Int == 400, "\(report)")
+        #expect(report["otherVersion"] as? Int == 400 && (report["offsetAfter"] as? Int ?? 0) > 0, "\(report)")
+        #expect(report["deleted"] as? [Int] == Array(repeating: 204, count: 6), "\(report)")
+        #expect(report["headAfterDelete"] as? [Int] == Array(repeating: 404, count: 5), "\(report)")
+        for _ in 0..<100 where try !server.spooledFiles().isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// Appends without bytes do not restart the window: one every second against a 3-second window, and the upload
+    /// is gone (404) within it, its file removed (before, one 200-byte request per window held it forever).
+    @Test func appendsWithoutBytesDoNotKeepAnUploadAlive() async throws {
+        let server = try await offPool { try RunningServer(arguments: ["--resume-window", "3"]) }
+        defer { server.stop() }
+        let report = try await scenario("empty", on: server, ["--count", "8", "--every", "1"])
+        let appends = try #require(report["appends"] as? [Int])
+        #expect(appends.first == 201 || appends.first == 204, "\(appends)")
+        #expect(appends.suffix(3) == [404, 404, 404], "still alive after 8 s of empty appends: \(appends)")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// Paused uploads from fresh addresses never hold more files than the server has slots: each new one cuts the
+    /// slowest paused upload, whose route lets go of its spool file at once, and a slot is free only once it has
+    /// (before, a cut freed the slot at once and the paused upload kept its file: 237 files with 64 slots).
+    @Test func pausedUploadsNeverHoldMoreFilesThanTheSlots() async throws {
+        let arguments = ["--max-uploads", "4", "--cut-grace", "0.2", "--protected-rate", "1000000000"]
+        let server = try await offPool { try RunningServer(arguments: arguments) }
+        defer { server.stop() }
+        let report = try await scenario("paused", on: server, ["--count", "12", "--spool", server.spool.path])
+        let spooled = try #require(report["spooled"] as? [Int])
+        #expect(spooled.count == 12 && spooled.allSatisfy { $0 <= 4 }, "\(spooled)")
+        #expect((report["created"] as? Int ?? 0) >= 8, "\(report)")
+    }
 }

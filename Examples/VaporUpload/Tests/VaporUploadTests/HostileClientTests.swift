@@ -103,6 +103,19 @@ import Testing
         }
     }
 
+    /// A body pushed on after a 404 (no route serves the path): the client cannot push it on unbounded.
+    @Test(
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)), arguments: App.allCases)
+    func aBodyLeftUnreadAfterA404IsCutShort(_ kind: App) async throws {
+        try await FrontedApp.with(small: kind == .small) { front in
+            let report = try await Self.scenario("unread", on: front, ["--hold", "5"])
+            #expect(report["status"] as? Int == 404 && report["closed"] as? Bool == true, "\(report)")
+            let sent = try #require(report["sent"] as? Int)
+            #expect(sent < 64 << 20, "nginx took \(sent) bytes after the 404")
+            print("HostileClientTests (Vapor): a body after a 404, the client got \(sent) bytes in before the close")
+        }
+    }
+
     @Test(.enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)))
     func uploadsPastTheLimitAreAnswered503AtOnce() async throws {
         var limits = Self.quick
