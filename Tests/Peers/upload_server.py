@@ -5,7 +5,8 @@ Prints its port on the first line, then answers each POST or PUT with JSON: the 
 Transfer-Encoding and Content-Encoding headers and the parts python-multipart found (see read_forms.py). Reads
 chunked bodies too, and undoes a gzip or deflate Content-Encoding with Python's zlib before parsing.
 A GET gets {"method": "GET"} with its headers. A request to /redirect/CODE?to=URL (any method) has its body read,
-then is answered CODE with Location: URL (the redirect-table tests). Each X-Set-Cookie request header comes back as
+then is answered CODE with Location: URL (the redirect-table tests; &body= gives it a long body, see
+redirected()). Each X-Set-Cookie request header comes back as
 a Set-Cookie answer header (the cookie tests). Exits when standard input closes, so it never
 outlives the test that started it.
 
@@ -40,16 +41,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
     def redirected(self):
-        """Answers /redirect/CODE?to=URL with CODE and Location: URL; False for any other path."""
+        """Answers /redirect/CODE?to=URL with CODE and Location: URL (none without `to`); False for any other path.
+
+        With &body=N the answer carries N bytes, declared; with &body=endless, a chunked body that never ends (the
+        client must cut it: the connection is dropped then)."""
         path, _, query = self.path.partition("?")
         if not path.startswith("/redirect/"):
             return False
         self.read_body()
-        location = urllib.parse.parse_qs(query).get("to", [""])[0]
+        query = urllib.parse.parse_qs(query)
+        body = query.get("body", ["0"])[0]
         self.send_response(int(path.rsplit("/", 1)[1]))
-        self.send_header("Location", location)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        if "to" in query:
+            self.send_header("Location", query["to"][0])
+        chunk = b"<p>moved</p>" * 5000
+        try:
+            if body == "endless":
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                while True:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.send_header("Content-Length", body)
+            self.end_headers()
+            left = int(body)
+            while left > 0:
+                self.wfile.write(chunk[:left])
+                left -= len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
         return True
 
     def do_POST(self):
