@@ -7,21 +7,23 @@ import Foundation
 /// proxy, and the other way round goes around it.
 final class ProxyClients: @unchecked Sendable {
     private let configuration: HTTPClient.Configuration
-    private let proxy: @Sendable (URL) -> ProxySetting?
+    private let proxy: @Sendable (URL) throws -> ProxySetting?
     private let lock = NSLock()
     private var clients: [ProxySetting?: HTTPClient] = [:]  // guarded by `lock`
 
     /// - Parameters:
     ///   - configuration: every client's configuration, its proxy set by `proxy`.
-    ///   - proxy: the proxy for a URL, nil for none.
-    init(configuration: HTTPClient.Configuration, proxy: @escaping @Sendable (URL) -> ProxySetting?) {
+    ///   - proxy: the proxy for a URL, nil for none; it throws `ProxySetting.Invalid` when the setting that URL
+    ///     reads cannot be read.
+    init(configuration: HTTPClient.Configuration, proxy: @escaping @Sendable (URL) throws -> ProxySetting?) {
         self.configuration = configuration
         self.proxy = proxy
     }
 
-    /// The client of `url`'s proxy.
-    func client(for url: URL) -> HTTPClient {
-        let setting = proxy(url)
+    /// The client of `url`'s proxy; throws `ProxySetting.Invalid` when the setting that URL reads cannot be read (a
+    /// broken `https_proxy` fails a send only when a request goes to an `https` URL, as with curl).
+    func client(for url: URL) throws -> HTTPClient {
+        let setting = try proxy(url)
         return lock.withLock {
             if let client = clients[setting] { return client }
             var configuration = configuration

@@ -181,12 +181,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         if let limitRate { _ = try Self.bytesPerSecond(limitRate) }
         do {
-            // Both schemes' proxies: a redirect under -L may go to either.
-            for scheme in ["http", "https"] {
-                var components = URLComponents(string: target)
-                components?.scheme = scheme
-                if let url = components?.url { _ = try proxySetting(for: url) }
-            }
+            // The first URL's proxy alone: one a redirect needs is read when it is followed (exit 5 then, as curl).
+            _ = try proxySetting(for: url)
         } catch let error as ProxySetting.Invalid {
             throw ValidationError(error.description)
         }
@@ -220,10 +216,10 @@ struct SendCommand: AsyncParsableCommand {
         }
         let (option, noProxy, environment) = (proxy, noproxy, ProcessInfo.processInfo.environment)
         let clients = ProxyClients(configuration: try clientConfiguration()) { url in
-            // Every proxy a URL may name was read in validate(): none fails here.
-            try? ProxySetting.forURL(url, option: option, noProxy: noProxy, environment: environment)
+            try ProxySetting.forURL(url, option: option, noProxy: noProxy, environment: environment)
         }
-        let client = clients.client(for: URL(string: target) ?? URL(fileURLWithPath: "/"))
+        // The first URL's proxy was read in validate(): a redirect's is read when it is followed.
+        let client = try clients.client(for: URL(string: target) ?? URL(fileURLWithPath: "/"))
         let display = SendProgress(style: progressStyle, body: body)
         let outcome: Result<Void, any Error>
         do {
@@ -255,7 +251,7 @@ struct SendCommand: AsyncParsableCommand {
         _ body: MultipartBody, with client: HTTPClient, clients: ProxyClients, display: SendProgress
     ) async throws {
         var options = HTTPClient.MultipartUploadOptions()
-        options.client = { clients.client(for: $0) }
+        options.client = { try clients.client(for: $0) }
         options.retry = .init(attempts: retry, initialDelay: milliseconds(retryDelay))
         options.retry.retriesEveryError = retryAllErrors
         options.maxRedirects = location ? maxRedirs : 0

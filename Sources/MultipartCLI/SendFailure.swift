@@ -33,6 +33,9 @@ struct SendFailure: Error {
             self.init(exitCode: 28, message: "timed out after \(maxTime.map { "\($0)" } ?? "?") s (--max-time)")
         case let failure as SendFailure:
             self = failure
+        case let error as ProxySetting.Invalid:
+            // curl's status for a proxy it cannot read: 5, "couldn't resolve proxy" (and "unsupported proxy syntax").
+            self.init(exitCode: 5, message: error.description)
         case let error as MultipartError where error.code == .limitExceeded:
             // The one limit a send meets: resumption's bound on bytes the server did not keep (curl's 55, a failure
             // sending network data); building a form meets none.

@@ -72,12 +72,13 @@ extension HTTPClient {
         /// The client each request goes through, chosen by its URL and asked before every request (the first, each
         /// redirect's, each retry's and resumption's). AsyncHTTPClient sets its proxy per client: a tool that decides
         /// the proxy per URL, as curl does again after each redirect, gives the client of that URL's proxy. Nil (the
-        /// default) sends every request through the client `upload` is called on.
+        /// default) sends every request through the client `upload` is called on. An error it throws ends the
+        /// upload with that error (a proxy setting that cannot be read, say, for the URL a redirect names).
         ///
         /// ```swift
         /// options.client = { url in url.host == "intranet.example" ? direct : throughProxy }
         /// ```
-        public var client: (@Sendable (URL) -> HTTPClient)? = nil
+        public var client: (@Sendable (URL) throws -> HTTPClient)? = nil
         /// Called before each retry and each redirect followed, to tell a user what happens.
         public var onEvent: (@Sendable (HTTPClient.MultipartUploadEvent) -> Void)? = nil
 

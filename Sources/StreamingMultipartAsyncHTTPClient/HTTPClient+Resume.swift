@@ -50,7 +50,7 @@ extension HTTPClient {
                 ask.method = .HEAD
                 ask.headers = kept
                 ask.headers.add(contentsOf: ResumableUpload.offsetRequestHeaders)
-                let client = options.client?(location) ?? self
+                let client = try options.client?(location) ?? self
                 let answer = try await client.execute(ask, deadline: Self.deadline(options))
                 if answer.status == .notFound || answer.status == .gone { return .forgotten }
                 guard answer.status == .noContent || answer.status == .ok,

@@ -83,6 +83,8 @@ extension HTTPClient {
                 request.headers.remove(name: "Cookie")
                 if let value = cookies(plan.url) { request.headers.add(name: "Cookie", value: value) }
             }
+            // Chosen before the attempt: a client that cannot be had (its proxy setting unreadable) ends the upload.
+            let client = try options.client?(plan.url) ?? self
             let gate = plan.sendsBody ? Self.gate(for: request.headers, options: options) : nil
             if let gate { request.headers.add(name: ContinueGates.attemptHeader, value: gate.token) }
             if plan.sendsBody {
@@ -94,7 +96,6 @@ extension HTTPClient {
             let response: HTTPClientResponse
             do {
                 defer { gate.map { ContinueGates.shared.remove($0.token) } }
-                let client = options.client?(plan.url) ?? self
                 response = try await client.execute(request, deadline: Self.deadline(options))
             } catch {
                 let announced = gate?.gate.resumeLocation

@@ -404,6 +404,24 @@ struct SendTests {
         #expect(tunnels().count == 2, "the redirect to 127.0.0.1 went around the proxy: \(tunnels())")
     }
 
+    /// A proxy setting that cannot be read fails only a request that reads it, as with curl: a broken
+    /// `https_proxy` leaves an http send alone (it failed the send with status 1 before it started), and fails with
+    /// curl's 5 when `-L` follows a redirect to an https URL.
+    @Test func aBrokenProxySettingFailsOnlyTheRequestThatReadsIt() throws {
+        let server = try PeerUploadServer(python: python)
+        let broken = "https_proxy=http://127.0.0.1:99999"
+        func send(_ url: String) throws -> ProgramResult {
+            let command = [try #require(Peers.multipart), "send", url, "-F", "a=b", "-L", "--progress", "none"]
+            return try runProgram("/usr/bin/env", LoggingProxy.clean + [broken] + command)
+        }
+        let plain = try send(server.url.absoluteString)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try reply(plain).parts?.map(\.name) == ["a"])
+        let redirected = try send("http://127.0.0.1:\(server.port)/redirect/307?to=https://127.0.0.1:\(server.port)/")
+        #expect(redirected.status == 5, "\(redirected.stderr)")
+        #expect(redirected.stderr.contains("the port is not a number from 1 to 65535"), "\(redirected.stderr)")
+    }
+
     /// `--retry-all-errors` sends again after an answer that no plain `--retry` repeats (418 here).
     @Test func retryAllErrorsRetriesARefusal() throws {
         let server = try PeerUploadServer(python: python)

@@ -21,7 +21,10 @@ Scenarios (the form is a caption and one file of --size random bytes):
   empty    an upload that waits, then an append without bytes (Upload-Complete: ?0) every --every seconds, --count
            times: reports each append's status (the window must not restart for them).
   paused   --count uploads from addresses of their own (127.0.0.20 on), each sent half and dropped, so that they
-           wait: reports how many files the server had spooled after each (read through --spool).
+           wait: reports what the server held after each, the files in --spool or, with --bucket, the multipart
+           uploads open there (boto3 at --endpoint, credentials from the environment); with --slots, waits up to
+           10 s for that to fall to the slots before it counts (a cut upload lets go of its file or aborts its
+           multipart upload at once, but not in no time).
 """
 import argparse
 import hashlib
@@ -152,6 +155,15 @@ def answer_sha(text):
         return None
 
 
+def held(arguments):
+    """What the server holds for the uploads that wait: files in --spool, or multipart uploads open in --bucket."""
+    if arguments.bucket:
+        import boto3  # only this scenario needs it
+        s3 = boto3.client("s3", endpoint_url=arguments.endpoint)
+        return len(s3.list_multipart_uploads(Bucket=arguments.bucket).get("Uploads", []))
+    return len(os.listdir(arguments.spool))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
@@ -161,6 +173,9 @@ def main():
     parser.add_argument("--count", type=int, default=5)
     parser.add_argument("--every", type=float, default=1)
     parser.add_argument("--spool", default=".")
+    parser.add_argument("--bucket")
+    parser.add_argument("--endpoint")
+    parser.add_argument("--slots", type=int, default=1 << 30)
     arguments = parser.parse_args()
     global VERSION
     VERSION = arguments.version
@@ -230,15 +245,18 @@ def main():
             report["appends"].append(request(port, "PATCH", location, [
                 ("Upload-Offset", at), ("Upload-Complete", "?0"), ("Content-Type", "application/partial-upload")])[0])
     elif arguments.scenario == "paused":
-        report["spooled"], report["created"] = [], 0
+        report["held"], report["created"] = [], 0
         for index in range(arguments.count):
             try:
                 create(port, body, len(body) // 2, source=f"127.0.0.{20 + index}")
                 report["created"] += 1
             except (OSError, RuntimeError):
                 pass  # refused before its 104: nothing waits
-            time.sleep(0.5)  # a cut upload's route lets go of its file
-            report["spooled"].append(len(os.listdir(arguments.spool)))
+            deadline = time.monotonic() + 10
+            time.sleep(0.5)
+            while held(arguments) > arguments.slots and time.monotonic() < deadline:
+                time.sleep(0.2)
+            report["held"].append(held(arguments))
     else:
         parser.error(f"no scenario {arguments.scenario}")
     print(json.dumps(report), flush=True)
