@@ -37,7 +37,7 @@ import Testing
         #expect(error?.message.contains("\(newSize)") == true)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aFileSwappedForAFIFOIsAnErrorNotAHang() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -135,7 +135,7 @@ import Testing
         return try await MultipartSpooler(directory: folder.url, limits: limits).spool(upload, contentType: contentType)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theSpoolerCutsATrickleAndLeavesNothing() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -151,7 +151,7 @@ import Testing
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theSpoolerCutsAClientThatStopsSendingAndLeavesNothing() async throws {
         // Half the file, then nothing: the source's next() never returns until its task is cancelled. Idle
         // timeouts restart on every chunk; this is the case that only a watchdog beside the read can cut.
@@ -169,7 +169,7 @@ import Testing
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theDeadlineCutsABodyThatKeepsItsRate() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -183,7 +183,7 @@ import Testing
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aBodyThatKeepsItsRateIsSpooled() async throws {
         // A rule the body meets many times over, so that a machine busy enough to delay the test's own sleeps does
         // not break it.
@@ -196,7 +196,7 @@ import Testing
         form.removeFiles()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theAsyncPartsCutATrickleAsItsChunksArrive() async throws {
         let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20))
         let parts = try trickle.multipartParts(

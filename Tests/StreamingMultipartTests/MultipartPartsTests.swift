@@ -103,7 +103,7 @@ import Testing
         })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theSourceIsNotPulledPastTheCloseDelimiter() async throws {
         let body = crlf("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--b--\r\n")
         let pulled = Locked(0)

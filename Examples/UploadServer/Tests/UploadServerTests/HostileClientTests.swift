@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)), arguments: Server.allCases)
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(5)), arguments: Server.allCases)
     func pipelinedRequestsGetTheirContinueInOrder(_ kind: Server) async throws {
         let server = try kind.start()
         defer { server.stop() }
@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)), arguments: Server.allCases)
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(5)), arguments: Server.allCases)
     func doubtfulFramingIsRefusedAndTheConnectionClosed(_ kind: Server) async throws {
         let server = try kind.start()
         defer { server.stop() }
@@ -188,7 +188,7 @@ import Testing
         #expect(outcome("chunked").0 == 200, "\(report)")
     }
 
-    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(5)))
     func theDiskBudgetIsAnswered507WithoutAPath() async throws {
         let server = try RunningServer(arguments: Self.quick + ["--disk-budget", "100000"])
         defer { server.stop() }
@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(1)), arguments: Server.allCases)
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(5)), arguments: Server.allCases)
     func aFailureOfTheServersOwnIsAnsweredWithoutItsPaths(_ kind: Server) async throws {
         let server = try kind.start()
         defer { server.stop() }

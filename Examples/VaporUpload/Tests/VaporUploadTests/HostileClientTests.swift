@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(1)), arguments: App.allCases)
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(5)), arguments: App.allCases)
     func pipelinedRequestsGetTheirContinueInOrder(_ kind: App) async throws {
         try await FrontedApp.with(small: kind == .small) { front in
             let report = try await Self.scenario("pipeline", on: front)
@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(1)), arguments: App.allCases)
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(5)), arguments: App.allCases)
     func doubtfulFramingIsRefusedAndTheConnectionClosed(_ kind: App) async throws {
         try await FrontedApp.with(small: kind == .small) { front in
             let report = try await Self.scenario("framing", on: front)
@@ -175,7 +175,7 @@ import Testing
     }
 
     @Test(
-        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(1)), arguments: App.allCases)
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(5)), arguments: App.allCases)
     func aFailureOfTheServersOwnIsAnsweredWithoutItsPaths(_ kind: App) async throws {
         try await FrontedApp.with(small: kind == .small) { front in
             try FileManager.default.removeItem(at: front.app.spool)  // every spool file now fails to be created
