@@ -12,7 +12,7 @@ script's own calls; then serves, on a second port, the two protocols an SDK fetc
     GET  /ID/LIFETIME/latest/meta-data/iam/security-credentials/[ROLE]
                                                             the role, then its credentials, with the token only
     GET  /ID/LIFETIME/redirect                             302 to the container endpoint (which must not be taken)
-    GET  /ID/LIFETIME/trickle                              200 for 1,000 bytes, then a byte each 0.1 s (at most 30 s)
+    GET  /ID/LIFETIME/trickle                              200 for 1,000 bytes, then a byte each 0.1 s (at most 1,200: 120 s)
     PUT  /ID/LIFETIME/moved/latest/api/token               IMDSv2's session token, as above
     GET  /ID/LIFETIME/moved/latest/meta-data/...           307 to the same path on another origin (localhost),
                                                             which counts `captured` and a token it was sent
@@ -162,7 +162,7 @@ def handler(peers: Peers):
                 self.send_header("Content-Length", "1000")
                 self.end_headers()
                 self.wfile.flush()
-                for _ in range(300):
+                for _ in range(1200):
                     try:
                         self.wfile.write(b" ")
                         self.wfile.flush()
