@@ -94,7 +94,7 @@ let package = Package(
             // swift-crypto.
             name: "StreamingMultipartS3",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "Crypto", package: "swift-crypto"),
+                "StreamingMultipart", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
