@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import StreamingMultipart
 
 /// The options that make a body, shared by `build` and `send`: curl's `-F` and `--form-string`, a boundary, and
@@ -61,12 +62,34 @@ struct FormArguments: ParsableArguments {
 
     enum FormKind { case form, formString }
 
-    /// Options of `build` and `send` whose value is the next argument, which is never a part.
-    static let optionsWithValues: Set<String> = [
-        "-o", "--output", "--headers", "-H", "--header", "-X", "--request", "-u", "--user", "--oauth2-bearer",
-        "--cacert", "--max-time", "-m", "--connect-timeout", "--retry", "--retry-delay", "--progress",
-        "--limit-rate", "--max-redirs", "--compression-level",
-    ]
+    /// Options of `build` and `send` whose value is the next argument, which is never a part: read from the two
+    /// commands' own definitions, so that an option added to either is never missed.
+    static let optionsWithValues = valueTakingOptions(of: [BuildCommand.self, SendCommand.self])
+
+    /// The names (`-o`, `--output`) of the options of `commands` that take a value, from ArgumentParser's
+    /// description of each (the JSON of `--experimental-dump-help`).
+    static func valueTakingOptions(of commands: [any ParsableArguments.Type]) -> Set<String> {
+        struct Description: Decodable {
+            struct Command: Decodable { var arguments: [Argument]? }
+            struct Argument: Decodable {
+                var kind: String
+                var names: [Name]?
+            }
+            struct Name: Decodable {
+                var kind: String
+                var name: String
+            }
+            var command: Command
+        }
+        var names: Set<String> = []
+        for command in commands {
+            let description = try? JSONDecoder().decode(Description.self, from: Data(command._dumpHelp().utf8))
+            for argument in description?.command.arguments ?? [] where argument.kind == "option" {
+                for name in argument.names ?? [] { names.insert((name.kind == "long" ? "--" : "-") + name.name) }
+            }
+        }
+        return names
+    }
 
     /// The order of `-F` and `--form-string` arguments on the command line, which ArgumentParser keeps within
     /// each option but not across the two.
