@@ -245,23 +245,27 @@ import Testing
 @Suite struct ResumableBodySpoolTests {
     static let boundary = "resume-boundary"
 
-    /// A form of one field and one 64 KiB file, in two halves.
+    /// The file's size: each half of the form (200 KB) is more than a window of the spool's rule asks (160 KB).
+    static let fileSize = 400_000
+
+    /// A form of one field and one file of ``fileSize`` bytes, in two halves.
     func halves() -> (ByteBuffer, ByteBuffer) {
         var body = ByteBuffer()
         body.writeString("--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhello\r\n")
         body.writeString(
             "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n")
-        body.writeBytes((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        body.writeBytes((0..<Self.fileSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         body.writeString("\r\n--\(Self.boundary)--\r\n")
         let half = body.readableBytes / 2
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    /// Spools `body` into `folder` under a body timeout that half the form cannot meet (20 KB/s over 8 s windows:
-    /// 160 KB a window, against 32 KB) and a whole form can, if the wait between the halves is not counted; the task's
-    /// value is the caption and the file's size. Windows of seconds, so that a loaded machine's scheduling delays
-    /// do not break it: with 2 s windows, a CI run so loaded that this suite took 87 s saw the first window end before
-    /// the spool had begun to wait, and with 4 s windows so did a run beside two busy loops (the suite took 112 s).
+    /// Spools `body` into `folder` under a body timeout of 20 KB/s over 8 s windows (160 KB a window); the task's
+    /// value is the caption and the file's size. The first half (200 KB) fills the first window, so a pause counted
+    /// as the client's shows only in the windows after it: the wait between the halves is two windows and more.
+    /// Why: the time between the spool taking the first half and pausing is the spool's own, and a loaded machine
+    /// stretches it; with a first half smaller than a window, a CI run whose suite took 211 s saw that time pass 8 s
+    /// (with 2 s and 4 s windows, runs of 87 s and 112 s did). Now it must pass two windows, 16 s.
     func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
         var limits = MultipartSpooler.Limits()
         limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(8))
@@ -273,8 +277,8 @@ import Testing
         }
     }
 
-    /// The creation request drops halfway; the append comes 17 s later, over two windows: the spool does not time
-    /// out, and the form is whole.
+    /// The creation request drops halfway; the append comes 17 s later, past the end of the second window: the spool
+    /// does not time out, and the form is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -297,7 +301,7 @@ import Testing
             // The spool stops at the close delimiter, before the request's end: the reader went away, its work done.
         }
         let (caption, size) = try await spooling.value
-        #expect(caption == "hello" && size == 65_536)
+        #expect(caption == "hello" && size == Int64(Self.fileSize))
     }
 
     /// A request that stays attached and sends nothing is a slow client: the body timeout cuts it.
