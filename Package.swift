@@ -42,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),  // tests only: the interop tests
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),  // trait Hummingbird
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),  // trait Hummingbird
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),  // trait Hummingbird
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),  // trait Hummingbird
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),  // trait Vapor
     ],
@@ -108,8 +109,12 @@ let package = Package(
             // Empty unless the trait is on.
             name: "StreamingMultipartHummingbird",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO",
+                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(
+                    name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle",
@@ -169,26 +174,27 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamingMultipartURLSessionTests",
-            dependencies: ["StreamingMultipartURLSession", "MultipartTestSupport"],
+            dependencies: ["StreamingMultipart", "StreamingMultipartURLSession", "MultipartTestSupport"],
             swiftSettings: upcoming
         ),
         .testTarget(
             name: "StreamingMultipartNIOTests",
             dependencies: [
-                "StreamingMultipartNIO", "MultipartTestSupport",
+                "StreamingMultipart", "StreamingMultipartNIO", "MultipartTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: upcoming
         ),
         .testTarget(
             name: "StreamingMultipartCryptoTests",
-            dependencies: ["StreamingMultipartCrypto", "MultipartTestSupport"],
+            dependencies: ["StreamingMultipart", "StreamingMultipartCrypto", "MultipartTestSupport"],
             swiftSettings: upcoming
         ),
         .testTarget(
             name: "StreamingMultipartAsyncHTTPClientTests",
             dependencies: [
-                "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                "StreamingMultipart", "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -198,7 +204,8 @@ let package = Package(
             // One redirect table through both one-call uploads, URLSession's and AsyncHTTPClient's.
             name: "UploadRedirectTests",
             dependencies: [
-                "StreamingMultipartURLSession", "StreamingMultipartAsyncHTTPClient", "MultipartTestSupport",
+                "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartAsyncHTTPClient",
+                "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -210,8 +217,10 @@ let package = Package(
             // The signer against AWS's Signature Version 4 suite and botocore; the store against moto's S3.
             name: "StreamingMultipartS3Tests",
             dependencies: [
-                "StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport",
+                "StreamingMultipart", "StreamingMultipartS3", "StreamingMultipartCrypto", "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -221,7 +230,7 @@ let package = Package(
             name: "MultipartCLITests",
             dependencies: [
                 "MultipartCLI",  // so that `swift test` builds the `multipart` binary these tests run
-                "MultipartTestSupport",
+                "StreamingMultipart", "MultipartTestSupport",
             ],
             swiftSettings: upcoming
         ),

@@ -15,7 +15,8 @@ let package = Package(
         .package(path: root.path, traits: ["Hummingbird"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),  // the command line
-        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),  // NIOEmbedded, for the tests
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),  // tests only
     ],
     targets: [
@@ -28,7 +29,9 @@ let package = Package(
                 .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartHummingbird", package: root.lastPathComponent),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -50,7 +53,7 @@ let package = Package(
                 .product(name: "StreamingMultipartURLSession", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartAsyncHTTPClient", package: root.lastPathComponent),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

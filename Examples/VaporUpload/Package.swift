@@ -29,7 +29,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "VaporUploadServer",
-            dependencies: ["VaporUpload", .product(name: "StreamingMultipartNIO", package: root.lastPathComponent)]
+            dependencies: [
+                "VaporUpload", .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "Vapor", package: "vapor"),
+            ]
         ),
         .executableTarget(  // `smallApp`, alone: what a new app writes with StreamingMultipartVapor
             name: "SmallVaporUpload",
@@ -41,10 +44,10 @@ let package = Package(
         .testTarget(
             name: "VaporUploadTests",
             dependencies: [
-                "VaporUpload",
+                "VaporUpload", .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
-                .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "Vapor", package: "vapor"), .product(name: "VaporTesting", package: "vapor"),
             ]
         ),
     ],
