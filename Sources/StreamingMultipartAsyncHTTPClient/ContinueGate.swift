@@ -1,4 +1,4 @@
-import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import StreamingMultipart
@@ -7,7 +7,7 @@ import StreamingMultipart
 /// body sent with `Expect: 100-continue` (RFC 9110 §10.1.1). The gate only delays that buffer: the bytes are the
 /// same whichever way it opens.
 ///
-/// States, one lock:
+/// States, one ``StateMachine`` value in a lock box:
 ///
 /// | event | registered | head sent | refused (a final answer of 300 or more) | open |
 /// |---|---|---|---|---|
@@ -23,7 +23,7 @@ import StreamingMultipart
 /// "Not watched": no observer saw the head, so nothing will come to wait for. A refused request waits for its
 /// answer's end, when AsyncHTTPClient has finished the request; the body then ends without a byte produced, and
 /// none of it is sent, as with curl.
-final class ContinueGate: @unchecked Sendable {
+final class ContinueGate: Sendable {
     /// Why the gate opened.
     enum Opening: Equatable, Sendable {
         /// `100 Continue` arrived.
@@ -39,19 +39,10 @@ final class ContinueGate: @unchecked Sendable {
         case notWatched
     }
 
-    private enum Phase {
-        case registered, headSent, refused
-        case open(Opening)
-    }
-
     /// The most interim answers reported for one request: a server may send any number of them.
     static let maxReportedInterimAnswers = 100
 
-    private let lock = NSLock()
-    private var phase = Phase.registered  // guarded by `lock`
-    private var waiter: CheckedContinuation<Opening, Never>?  // guarded by `lock`
-    private var interimAnswers = 0  // guarded by `lock`
-    private var announcedLocation: String?  // guarded by `lock`
+    private let state = NIOLockedValueBox(StateMachine())
     private let onInterim: @Sendable (HTTPResponseHead) -> Void
 
     /// - Parameter onInterim: called with each interim answer (1xx) of the request, on the connection's event loop,
@@ -76,35 +67,30 @@ final class ContinueGate: @unchecked Sendable {
 
     /// The request head went out on a watched connection.
     func requestHeadSent() {
-        lock.withLock { if case .registered = phase { phase = .headSent } }
+        state.withLockedValue { $0.requestHeadSent() }
     }
 
     /// A response head arrived for the request.
     func received(_ head: HTTPResponseHead) {
         switch head.status.code {
         case 100..<200:
-            let reported = lock.withLock {
-                // A 104 of an interop version this client does not speak is ignored, as the draft asks: its
-                // location would be resumed by another version's rules.
-                if head.status.code == ResumableUpload.announcementStatus,
-                    head.headers.first(name: "Upload-Draft-Interop-Version") == ResumableUpload.interopVersion
-                {
-                    announcedLocation = head.headers.first(name: "Location")
-                }
-                interimAnswers += 1
-                return interimAnswers <= Self.maxReportedInterimAnswers
-            }
-            if reported { onInterim(head) }
+            // A 104 of an interop version this client does not speak is ignored, as the draft asks: its location
+            // would be resumed by another version's rules.
+            let announces =
+                head.status.code == ResumableUpload.announcementStatus
+                && head.headers.first(name: "Upload-Draft-Interop-Version") == ResumableUpload.interopVersion
+            let location = announces ? head.headers.first(name: "Location") : nil
+            if state.withLockedValue({ $0.interimAnswer(announcing: location) }) { onInterim(head) }
             if head.status.code == 100 { open(.continued) }
         case 200..<300:
             open(.answered)
         default:
-            lock.withLock { if case .headSent = phase { phase = .refused } }
+            state.withLockedValue { $0.refused() }
         }
     }
 
     /// The `Location` of the request's `104 Upload Resumption Supported`, if one came: where to resume it.
-    var resumeLocation: String? { lock.withLock { announcedLocation } }
+    var resumeLocation: String? { state.withLockedValue { $0.resumeLocation } }
 
     /// The answer ended, or the connection closed, and AsyncHTTPClient knows: nothing more can come for this request.
     func finished() { open(.ended) }
@@ -119,35 +105,26 @@ final class ContinueGate: @unchecked Sendable {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            let opened: Opening? = lock.withLock {
-                switch phase {
-                case .registered:
-                    phase = .open(.notWatched)
-                    return .notWatched
-                case .open(let opening):
-                    return opening
-                case .headSent, .refused:
-                    waiter = continuation
-                    return nil
-                }
+            switch state.withLockedValue({ $0.wait(continuation) }) {
+            case .resume(let opening): continuation.resume(returning: opening)
+            case .park: break
             }
-            if let opened { continuation.resume(returning: opened) }
         }
     }
 
     private func timeUp() {
-        let isWaitingForContinue = lock.withLock { if case .headSent = phase { true } else { false } }
-        if isWaitingForContinue { open(.timedOut) }
+        run(state.withLockedValue { $0.timeUp() })
     }
 
     private func open(_ opening: Opening) {
-        let waiter: CheckedContinuation<Opening, Never>? = lock.withLock {
-            if case .open = phase { return nil }
-            phase = .open(opening)
-            defer { self.waiter = nil }
-            return self.waiter
+        run(state.withLockedValue { $0.open(opening) })
+    }
+
+    private func run(_ action: StateMachine.OpenAction) {
+        switch action {
+        case .none: break
+        case .resume(let waiter, let opening): waiter.resume(returning: opening)
         }
-        waiter?.resume(returning: opening)
     }
 }
 
@@ -156,30 +133,29 @@ final class ContinueGate: @unchecked Sendable {
 /// head is written, so the server never sees it. A value two requests can share (the `Content-Type`, whose boundary
 /// is the body's: one body sent twice at once) would let one request's `104` and its location, the upload's only
 /// credential, reach the other.
-final class ContinueGates: @unchecked Sendable {
+final class ContinueGates: Sendable {
     static let shared = ContinueGates()
     /// The header that carries a watched request's token from the upload to the connection's observer. On a client
     /// without `enableInterimResponses()` no observer removes it, and the server sees a random value.
     static let attemptHeader = "Multipart-Upload-Attempt"
-    private let lock = NSLock()
-    private var gates: [String: ContinueGate] = [:]  // guarded by `lock`
+    private let gates = NIOLockedValueBox<[String: ContinueGate]>([:])
 
     /// Registers `gate` under a new random token, which its request carries in ``attemptHeader`` until `remove`.
     func register(_ gate: ContinueGate) -> String {
         var random = SystemRandomNumberGenerator()
         let token = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
-        lock.withLock { gates[token] = gate }
+        gates.withLockedValue { $0[token] = gate }
         return token
     }
 
     func remove(_ token: String) {
-        _ = lock.withLock { gates.removeValue(forKey: token) }
+        _ = gates.withLockedValue { $0.removeValue(forKey: token) }
     }
 
     /// The gate of the request whose head carries `token`, marked as sent; nil for a token no upload waits on. A
     /// token is claimed once: a second head with it (a copy) gets nil.
     func claim(_ token: String) -> ContinueGate? {
-        let gate = lock.withLock { gates.removeValue(forKey: token) }
+        let gate = gates.withLockedValue { $0.removeValue(forKey: token) }
         gate?.requestHeadSent()
         return gate
     }
