@@ -1,26 +1,34 @@
 import Foundation
+import NIOConcurrencyHelpers
 import StreamingMultipart
 
 /// What `multipart send` shows on standard error while the body goes out: a bar redrawn in place on a terminal
 /// (bytes, percentage, rate, time left, the part being sent), a plain line a second otherwise, or nothing.
 ///
-/// Called from the task that reads the body; the lock keeps a retry notice and a redraw from interleaving.
-final class SendProgress: @unchecked Sendable {
-    private let lock = NSLock()
+/// Called from the task that reads the body; the lock, held while a line is written, keeps a retry notice and a
+/// redraw from interleaving.
+final class SendProgress: Sendable {
     private let style: SendCommand.ProgressStyle
     private let total: Int64?
     /// A label per part: its filename, else its field name.
     private let labels: [String]
-    private var attemptStart = ContinuousClock.now
-    private var lastDraw: ContinuousClock.Instant?
-    private var latest: MultipartBody.Progress?
-    /// Whether a bar is on the screen, its line not yet ended.
-    private var barShown = false
-    private var finished = false
+
+    /// What the screen shows and when it was drawn: it changes together, under one lock.
+    private struct Screen {
+        var attemptStart = ContinuousClock.now
+        var lastDraw: ContinuousClock.Instant?
+        var latest: MultipartBody.Progress?
+        /// Whether a bar is on the screen, its line not yet ended.
+        var barShown = false
+        var finished = false
+    }
+
+    private let screen: NIOLockedValueBox<Screen>
 
     init(style: SendCommand.ProgressStyle, body: MultipartBody) {
         self.style = style
-        self.lastDraw = style == .plain ? .now : nil  // plain lines after a second: a short upload prints one
+        // Plain lines after a second: a short upload prints one.
+        self.screen = NIOLockedValueBox(Screen(lastDraw: style == .plain ? .now : nil))
         self.total = body.contentLength
         self.labels = body.parts.map { part in
             let disposition = part.headers[.contentDisposition].flatMap { try? ContentDisposition(parsing: $0) }
@@ -30,44 +38,47 @@ final class SendProgress: @unchecked Sendable {
 
     /// Takes the body's progress; draws when the last drawing is old enough (10 a second for the bar, 1 for lines).
     func update(_ progress: MultipartBody.Progress) {
-        lock.withLock {
-            guard !finished else { return }
+        screen.withLockedValue { screen in
+            guard !screen.finished else { return }
             let now = ContinuousClock.now
-            if let latest, progress.completedBytes < latest.completedBytes { attemptStart = now }  // a new attempt
-            latest = progress
+            if let latest = screen.latest, progress.completedBytes < latest.completedBytes {
+                screen.attemptStart = now  // a new attempt
+            }
+            screen.latest = progress
             let interval: Duration = style == .bar ? .milliseconds(100) : .seconds(1)
-            if let lastDraw, now - lastDraw < interval { return }
-            lastDraw = now
-            draw(progress, now: now)
+            if let lastDraw = screen.lastDraw, now - lastDraw < interval { return }
+            screen.lastDraw = now
+            draw(progress, now: now, on: &screen)
         }
     }
 
     /// A line between drawings (a retry notice), the bar redrawn after it.
     func note(_ message: String) {
-        lock.withLock {
-            var text = barShown ? "\r\u{1B}[K" : ""
+        screen.withLockedValue { screen in
+            var text = screen.barShown ? "\r\u{1B}[K" : ""
             text += "multipart: \(message)\n"
-            barShown = false
+            screen.barShown = false
             write(text)
         }
     }
 
     /// Draws the last state and ends the bar's line; once.
     func finish() {
-        lock.withLock {
-            guard !finished else { return }
-            finished = true
-            guard let latest, style != .none else { return }
-            draw(latest, now: .now)
+        screen.withLockedValue { screen in
+            guard !screen.finished else { return }
+            screen.finished = true
+            guard let latest = screen.latest, style != .none else { return }
+            draw(latest, now: .now, on: &screen)
             if style == .bar {
                 write("\n")
-                barShown = false
+                screen.barShown = false
             }
         }
     }
 
-    private func draw(_ progress: MultipartBody.Progress, now: ContinuousClock.Instant) {
-        let elapsed = max((now - attemptStart).seconds, 0.001)
+    private func draw(_ progress: MultipartBody.Progress, now: ContinuousClock.Instant, on screen: inout Screen) {
+        let finished = screen.finished
+        let elapsed = max((now - screen.attemptStart).seconds, 0.001)
         let rate = Double(progress.completedBytes) / elapsed
         let total = progress.totalBytes ?? self.total
         let left = total.map { rate > 0 ? Double($0 - progress.completedBytes) / rate : 0 }
@@ -100,7 +111,7 @@ final class SendProgress: @unchecked Sendable {
                     + String(repeating: " ", count: max(0, barWidth - filled)) + "]"
             }
             write("\r\u{1B}[K" + label + bar + tail)
-            barShown = true
+            screen.barShown = true
         }
     }
 

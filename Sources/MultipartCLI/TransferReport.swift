@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOHTTP1
 
 /// What `multipart send` knows of a transfer once it ends, printed as curl prints it: `-w`'s variables, and the
@@ -90,13 +91,12 @@ struct TransferReport {
 }
 
 /// A ``TransferReport`` that the upload's callbacks (progress, events) fill in from the tasks they run on.
-final class SharedTransferReport: @unchecked Sendable {
-    private let lock = NSLock()
-    private var report: TransferReport  // guarded by `lock`
+final class SharedTransferReport: Sendable {
+    private let report: NIOLockedValueBox<TransferReport>
 
-    init(_ report: TransferReport) { self.report = report }
+    init(_ report: TransferReport) { self.report = NIOLockedValueBox(report) }
 
-    func update(_ change: (inout TransferReport) -> Void) { lock.withLock { change(&report) } }
+    func update(_ change: (inout TransferReport) -> Void) { report.withLockedValue { change(&$0) } }
 
-    var value: TransferReport { lock.withLock { report } }
+    var value: TransferReport { report.withLockedValue { $0 } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Which uploads a server takes at once: a limit on all of them, a limit per client address, and, when every slot
 /// is taken, room made by cutting the slowest upload that has run long enough and sends below a protected rate.
@@ -27,7 +28,7 @@ import Foundation
 ///     let form = try await spooler.spool(body.counted(by: ticket), contentType: contentType)
 /// }
 /// ```
-public final class UploadAdmission: @unchecked Sendable {
+public final class UploadAdmission: Sendable {
     /// The limits.
     public struct Configuration: Sendable, Hashable {
         /// The most uploads at once.
@@ -76,35 +77,46 @@ public final class UploadAdmission: @unchecked Sendable {
     public static let cutMessage = "the server is full and this upload was among the slowest; try again"
 
     public let configuration: Configuration
-    private let lock = NSLock()
-    // Guarded by `lock`: the tickets that hold a slot, and how many each address holds.
-    private var holders: [ObjectIdentifier: Ticket] = [:]
-    private var perPeer: [String: Int] = [:]
+    /// The tickets that hold a slot, and how many each address holds: they change together.
+    private struct Slots {
+        var holders: [ObjectIdentifier: Ticket] = [:]
+        var perPeer: [String: Int] = [:]
+
+        /// Gives a ticket's slot back.
+        mutating func release(_ ticket: Ticket) {
+            guard holders.removeValue(forKey: ObjectIdentifier(ticket)) != nil, let peer = ticket.peer else { return }
+            perPeer[peer, default: 1] -= 1
+            if perPeer[peer] == 0 { perPeer[peer] = nil }
+        }
+    }
+
+    private let slots = NIOLockedValueBox(Slots())
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The uploads holding a slot now.
-    public var count: Int { lock.withLock { holders.count } }
+    public var count: Int { slots.withLockedValue { $0.holders.count } }
 
     /// Takes a slot for an upload from `peer` (nil when the address is not known: counted against no address). When
     /// every slot is held, cuts the slowest upload that may be cut and refuses this one (``Refusal/busy``): the cut
     /// upload's slot is free once its ticket ends, after it let go of what it holds.
     public func admit(peer: String?, now: ContinuousClock.Instant = .now) -> Result<Ticket, Refusal> {
-        let (result, cutHandlers): (Result<Ticket, Refusal>, [@Sendable () -> Void]) = lock.withLock {
-            if let peer, perPeer[peer, default: 0] >= configuration.maxUploadsPerPeer {
+        let (result, cutHandlers): (Result<Ticket, Refusal>, [@Sendable () -> Void]) = slots.withLockedValue {
+            slots in
+            if let peer, slots.perPeer[peer, default: 0] >= configuration.maxUploadsPerPeer {
                 return (.failure(.tooManyFromPeer), [])
             }
-            if holders.count >= configuration.maxUploads {
+            if slots.holders.count >= configuration.maxUploads {
                 // A slot being given back counts as held: cut another only when none is. Marked cut here, under
                 // the lock, so that two newcomers at once cut one upload, not two.
-                guard !holders.values.contains(where: \.wasCut) else { return (.failure(.busy), []) }
-                return (.failure(.busy), slowestCuttable(now: now)?.markCut() ?? [])
+                guard !slots.holders.values.contains(where: \.wasCut) else { return (.failure(.busy), []) }
+                return (.failure(.busy), slowestCuttable(among: slots.holders.values, now: now)?.markCut() ?? [])
             }
             let ticket = Ticket(admission: self, peer: peer, admitted: now)
-            holders[ObjectIdentifier(ticket)] = ticket
-            if let peer { perPeer[peer, default: 0] += 1 }
+            slots.holders[ObjectIdentifier(ticket)] = ticket
+            if let peer { slots.perPeer[peer, default: 0] += 1 }
             return (.success(ticket), [])
         }
         for handler in cutHandlers { handler() }  // outside the lock: a handler may end the ticket
@@ -113,10 +125,12 @@ public final class UploadAdmission: @unchecked Sendable {
         return result
     }
 
-    /// The upload past its grace with the lowest average rate below the protected one. Called under the lock.
-    private func slowestCuttable(now: ContinuousClock.Instant) -> Ticket? {
+    /// The upload past its grace with the lowest average rate below the protected one.
+    private func slowestCuttable(
+        among holders: Dictionary<ObjectIdentifier, Ticket>.Values, now: ContinuousClock.Instant
+    ) -> Ticket? {
         var slowest: (ticket: Ticket, rate: Double)?
-        for ticket in holders.values {
+        for ticket in holders {
             let elapsed = now - ticket.admitted
             guard elapsed >= configuration.grace else { continue }
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -128,28 +142,25 @@ public final class UploadAdmission: @unchecked Sendable {
         return slowest?.ticket
     }
 
-    /// Gives a ticket's slot back. Called under the lock.
-    private func release(_ ticket: Ticket) {
-        guard holders.removeValue(forKey: ObjectIdentifier(ticket)) != nil, let peer = ticket.peer else { return }
-        perPeer[peer, default: 1] -= 1
-        if perPeer[peer] == 0 { perPeer[peer] = nil }
-    }
-
     fileprivate func end(_ ticket: Ticket) {
-        lock.withLock { release(ticket) }
+        slots.withLockedValue { $0.release(ticket) }
     }
 
     /// One admitted upload: it counts the bytes received, may be cut to make room, and gives its slot back when
     /// ended (ending twice, or after a cut, does nothing).
-    public final class Ticket: @unchecked Sendable {
+    public final class Ticket: Sendable {
         fileprivate let peer: String?
         fileprivate let admitted: ContinuousClock.Instant
-        private weak var admission: UploadAdmission?
-        private let lock = NSLock()
-        // Guarded by `lock`.
-        private var received: Int64 = 0
-        private var isCut = false
-        private var onCut: [@Sendable () -> Void] = []
+        private weak let admission: UploadAdmission?
+
+        /// The bytes counted, and whether the upload was cut with the handlers to run when it is.
+        private struct Progress {
+            var received: Int64 = 0
+            var isCut = false
+            var onCut: [@Sendable () -> Void] = []
+        }
+
+        private let progress = NIOLockedValueBox(Progress())
 
         fileprivate init(admission: UploadAdmission, peer: String?, admitted: ContinuousClock.Instant) {
             self.admission = admission
@@ -158,21 +169,21 @@ public final class UploadAdmission: @unchecked Sendable {
         }
 
         /// The bytes counted so far.
-        public var receivedBytes: Int64 { lock.withLock { received } }
+        public var receivedBytes: Int64 { progress.withLockedValue { $0.received } }
         /// Whether the upload was cut to make room for another.
-        public var wasCut: Bool { lock.withLock { isCut } }
+        public var wasCut: Bool { progress.withLockedValue { $0.isCut } }
 
         /// Counts `count` bytes of the body as received.
         public func received(_ count: Int) {
-            lock.withLock { received += Int64(count) }
+            progress.withLockedValue { $0.received += Int64(count) }
         }
 
         /// Runs `handler` when the upload is cut (at once if it already was): the server stops reading it there.
         /// Every handler given runs, in order.
         public func whenCut(_ handler: @escaping @Sendable () -> Void) {
-            let now: Bool = lock.withLock {
-                if isCut { return true }
-                onCut.append(handler)
+            let now: Bool = progress.withLockedValue { progress in
+                if progress.isCut { return true }
+                progress.onCut.append(handler)
                 return false
             }
             if now { handler() }
@@ -180,10 +191,10 @@ public final class UploadAdmission: @unchecked Sendable {
 
         /// Marks the ticket cut and returns the handlers to run (outside the admission's lock).
         fileprivate func markCut() -> [@Sendable () -> Void] {
-            lock.withLock {
-                isCut = true
-                defer { onCut = [] }
-                return onCut
+            progress.withLockedValue { progress in
+                progress.isCut = true
+                defer { progress.onCut = [] }
+                return progress.onCut
             }
         }
 

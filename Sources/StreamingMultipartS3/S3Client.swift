@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -210,20 +211,19 @@ enum XMLText {
 /// A part's buffer lent to the requests that send it, and taken back (``end()``) once S3 has answered: what
 /// AsyncHTTPClient keeps of a request after that (the body's sequence) then holds the lease alone, and the part's
 /// buffer is free for the next part.
-final class PartLease: @unchecked Sendable {
+final class PartLease: Sendable {
     /// The part's size, which a request states as its `Content-Length`.
     let count: Int
-    private let lock = NSLock()
-    private var lent: PartBuffer?
+    private let lent: NIOLockedValueBox<PartBuffer?>
 
     init(_ part: PartBuffer) {
         count = part.count
-        lent = part
+        lent = NIOLockedValueBox(part)
     }
 
     /// The part, or nil once the lease ended.
-    var part: PartBuffer? { lock.withLock { lent } }
+    var part: PartBuffer? { lent.withLockedValue { $0 } }
 
     /// Takes the part back.
-    func end() { lock.withLock { lent = nil } }
+    func end() { lent.withLockedValue { $0 = nil } }
 }

@@ -94,24 +94,24 @@ extension MultipartPart {
 
 /// Hands out a ready-made `InputStream` once.
 ///
-/// `@unchecked Sendable`: the stream is only touched under `lock`, was handed over with `sending`, and is given
+/// `@unchecked Sendable`: the stream is only touched under its lock, was handed over with `sending`, and is given
 /// away at most once, after which this box holds nil.
 final class OneShotStream: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stream: InputStream?
+    private let stream: LockedValue<InputStream?>
 
-    init(_ stream: sending InputStream) { self.stream = stream }
+    init(_ stream: sending InputStream) { self.stream = LockedValue(stream) }
 
     func take() throws -> InputStream {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let stream else {
+        let taken = stream.withLock { stream in
+            defer { stream = nil }
+            return stream
+        }
+        guard let taken else {
             throw MultipartError(
                 code: .streamAlreadyConsumed,
                 message: "this part's ready-made InputStream was already read; pass a closure that makes a new "
                     + "stream to send a body more than once")
         }
-        self.stream = nil
-        return stream
+        return taken
     }
 }

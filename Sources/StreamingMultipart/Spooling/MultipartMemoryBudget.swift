@@ -1,5 +1,3 @@
-import Foundation
-
 /// Bytes of memory that all the store writers given it may hold at once, however many uploads run: a store that
 /// gathers a file's bytes in memory before sending them on (the S3 store gathers parts of 8 MiB) takes from it as
 /// it gathers and gives back as it frees.
@@ -18,7 +16,7 @@ import Foundation
 /// try await budget.reserve(1 << 20)      // waits for room, or throws serverBusy / CancellationError
 /// budget.release(1 << 20)
 /// ```
-public final class MultipartMemoryBudget: @unchecked Sendable {
+public final class MultipartMemoryBudget: Sendable {
     /// The most bytes the writers may hold at once.
     public let bytes: Int
     /// The longest a writer waits for room before its upload fails with ``MultipartError/Code/serverBusy``.
@@ -27,20 +25,33 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
     /// The budget store writers use unless given another: 256 MiB, a wait of at most 30 s.
     public static let shared = MultipartMemoryBudget(bytes: 256 << 20, maxWait: .seconds(30))
 
-    private let lock = NSLock()
-    // Guarded by `lock`: the bytes taken, and the writers waiting, oldest first.
-    private var used = 0
-    private var waiters: [Waiter] = []
-    private var nextID: UInt64 = 0
-    /// Waits begun but not yet queued, and the error that ended one of them before it was (a cancellation or the
-    /// timer, racing the queueing).
-    private var starting: [UInt64: (any Error)?] = [:]
+    /// What changes together: the bytes taken, the writers waiting (oldest first), and the waits begun but not yet
+    /// queued, with the error that ended one of them before it was (a cancellation or the timer, racing the
+    /// queueing).
+    private struct State {
+        var used = 0
+        var waiters: [Waiter] = []
+        var nextID: UInt64 = 0
+        var starting: [UInt64: (any Error)?] = [:]
+
+        /// Takes the waiters at the front that fit in `bytes`, and their bytes: the caller resumes them.
+        mutating func takeReady(within bytes: Int) -> [CheckedContinuation<Void, any Error>] {
+            var ready: [CheckedContinuation<Void, any Error>] = []
+            while let first = waiters.first, used + first.count <= bytes {
+                used += first.count
+                ready.append(waiters.removeFirst().continuation)
+            }
+            return ready
+        }
+    }
 
     private struct Waiter {
         let id: UInt64
         let count: Int
         let continuation: CheckedContinuation<Void, any Error>
     }
+
+    private let state = LockedValue(State())
 
     /// A budget of `bytes` (at least 1 MiB), with writers waiting at most `maxWait` for room.
     public init(bytes: Int, maxWait: Duration = .seconds(30)) {
@@ -49,9 +60,9 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
     }
 
     /// The bytes held now.
-    public var usedBytes: Int { lock.withLock { used } }
+    public var usedBytes: Int { state.withLock { $0.used } }
     /// The writers waiting for room now.
-    public var waitingCount: Int { lock.withLock { waiters.count } }
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// Takes `count` bytes (at most ``bytes``), waiting for room behind the writers already waiting.
     ///
@@ -59,14 +70,14 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
     ///   task is cancelled while it waits (nothing is then taken).
     public func reserve(_ count: Int) async throws {
         let count = min(max(0, count), bytes)
-        let id: UInt64? = lock.withLock {
-            if waiters.isEmpty && used + count <= bytes {
-                used += count
+        let id: UInt64? = state.withLock { [bytes] state in
+            if state.waiters.isEmpty && state.used + count <= bytes {
+                state.used += count
                 return nil
             }
-            nextID += 1
-            starting[nextID] = .some(nil)
-            return nextID
+            state.nextID += 1
+            state.starting[state.nextID] = .some(nil)
+            return state.nextID
         }
         guard let id else { return }
         let timer = Task { [maxWait] in
@@ -81,9 +92,9 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
         defer { timer.cancel() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ended: (any Error)? = lock.withLock {
-                    if let error = starting.removeValue(forKey: id) ?? nil { return error }
-                    waiters.append(Waiter(id: id, count: count, continuation: continuation))
+                let ended: (any Error)? = state.withLock { state in
+                    if let error = state.starting.removeValue(forKey: id) ?? nil { return error }
+                    state.waiters.append(Waiter(id: id, count: count, continuation: continuation))
                     return nil
                 }
                 if let ended { continuation.resume(throwing: ended) } else { wakeWaiters() }
@@ -96,9 +107,9 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
     /// Takes `count` bytes when they fit now and no writer waits before this one; false, and nothing taken,
     /// otherwise.
     public func tryReserve(_ count: Int) -> Bool {
-        lock.withLock {
-            guard waiters.isEmpty, used + count <= bytes else { return false }
-            used += max(0, count)
+        state.withLock { [bytes] state in
+            guard state.waiters.isEmpty, state.used + count <= bytes else { return false }
+            state.used += max(0, count)
             return true
         }
     }
@@ -106,30 +117,24 @@ public final class MultipartMemoryBudget: @unchecked Sendable {
     /// Gives `count` bytes back, and lets the waiting writers that now fit go on, in order.
     public func release(_ count: Int) {
         guard count > 0 else { return }
-        lock.withLock { used = max(0, used - count) }
+        state.withLock { $0.used = max(0, $0.used - count) }
         wakeWaiters()
     }
 
     /// Resumes the waiters at the front that fit, taking their bytes.
     private func wakeWaiters() {
-        var ready: [CheckedContinuation<Void, any Error>] = []
-        lock.withLock {
-            while let first = waiters.first, used + first.count <= bytes {
-                used += first.count
-                ready.append(waiters.removeFirst().continuation)
-            }
-        }
-        for continuation in ready { continuation.resume() }
+        for continuation in state.withLock({ [bytes] in $0.takeReady(within: bytes) }) { continuation.resume() }
     }
 
     /// Ends the wait of `id` with `error`, if it still waits.
     private func fail(_ id: UInt64, _ error: any Error) {
-        let waiter: Waiter? = lock.withLock {
-            guard let index = waiters.firstIndex(where: { $0.id == id }) else {
-                if starting[id] != nil { starting[id] = .some(error) }  // not queued yet: it ends as it queues
+        let waiter: Waiter? = state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                // Not queued yet: it ends as it queues.
+                if state.starting[id] != nil { state.starting[id] = .some(error) }
                 return nil
             }
-            return waiters.remove(at: index)
+            return state.waiters.remove(at: index)
         }
         waiter?.continuation.resume(throwing: error)
         if waiter != nil { wakeWaiters() }  // a large waiter gone may let smaller ones behind it go on

@@ -1,5 +1,3 @@
-import Foundation
-
 extension MultipartSpooler {
     /// Bytes on disk that all the forms of one spooler may hold together, however many uploads run at once.
     ///
@@ -13,11 +11,10 @@ extension MultipartSpooler {
     /// ```swift
     /// let spooler = MultipartSpooler(directory: "/var/spool/uploads", diskBudget: .init(bytes: 20 << 30))
     /// ```
-    public final class DiskBudget: @unchecked Sendable {
+    public final class DiskBudget: Sendable {
         /// The most bytes all forms may hold on disk at once.
         public let bytes: Int64
-        private let lock = NSLock()
-        private var used: Int64 = 0  // guarded by `lock`
+        private let used = LockedValue<Int64>(0)
 
         /// A budget of `bytes` (at least 1).
         public init(bytes: Int64) {
@@ -25,11 +22,11 @@ extension MultipartSpooler {
         }
 
         /// The bytes held now by files being written or spooled and not yet removed.
-        public var usedBytes: Int64 { lock.withLock { used } }
+        public var usedBytes: Int64 { used.withLock { $0 } }
 
         /// Takes `count` bytes, unless that would pass the budget.
         func reserve(_ count: Int64) -> Bool {
-            lock.withLock {
+            used.withLock { used in
                 guard used + count <= bytes else { return false }
                 used += count
                 return true
@@ -39,7 +36,7 @@ extension MultipartSpooler {
         /// Gives `count` bytes back.
         func release(_ count: Int64) {
             guard count > 0 else { return }
-            lock.withLock { used = max(0, used - count) }
+            used.withLock { $0 = max(0, $0 - count) }
         }
     }
 }

@@ -135,27 +135,27 @@ public struct SpooledFile: Sendable {
 /// The one owner of a spooled file on disk: removes it when asked, or when the last ``SpooledFile`` holding it goes
 /// away, unless it was moved out.
 ///
-/// A class under a lock because copies of a form may be used from several tasks (it is `Sendable`).
+/// A class under a lock because copies of a form may be used from several tasks (it is `Sendable`); unchecked
+/// because a `TemporaryFile` is not, and is only touched under that lock.
 final class SpoolFileOwner: @unchecked Sendable {
-    private let lock = NSLock()
     /// The file, until it is moved out or removed.
-    private var temporary: TemporaryFile?
+    private let temporary: LockedValue<TemporaryFile?>
     /// The spooler's shared budget and the file's bytes in it, given back when the file leaves the spool.
     private let budget: MultipartSpooler.DiskBudget?
     private let budgeted: Int64
 
     init(_ temporary: TemporaryFile, budget: MultipartSpooler.DiskBudget? = nil, budgeted: Int64 = 0) {
         temporary.closeFile()
-        self.temporary = temporary
+        self.temporary = LockedValue(temporary)
         self.budget = budget
         self.budgeted = budgeted
     }
 
-    var path: String? { lock.withLock { temporary?.path } }
+    var path: String? { temporary.withLock { $0?.path } }
 
     func move(to destination: String, partIndex: Int) throws {
-        try lock.withLock {
-            guard let temporary else {
+        try self.temporary.withLock { held in
+            guard let temporary = held else {
                 throw MultipartError(
                     code: .fileNotFound, message: "spooled file \(partIndex) was moved or removed already",
                     partIndex: partIndex)
@@ -167,15 +167,15 @@ final class SpoolFileOwner: @unchecked Sendable {
                     code: .writeFailed, message: "cannot move spooled file \(partIndex) to \(destination)",
                     partIndex: partIndex, cause: error)
             }
-            self.temporary = nil
+            held = nil
         }
         budget?.release(budgeted)  // out of the spool: no longer the spooler's to hold
     }
 
     func remove() {
-        let removed = lock.withLock {
-            defer { temporary = nil }
-            return temporary
+        let removed = temporary.withLock { held in
+            defer { held = nil }
+            return held
         }
         guard let removed else { return }
         removed.discard()
@@ -183,7 +183,7 @@ final class SpoolFileOwner: @unchecked Sendable {
     }
 
     deinit {
-        if let temporary {
+        if let temporary = temporary.withLock({ $0 }) {
             temporary.discard()
             budget?.release(budgeted)
         }

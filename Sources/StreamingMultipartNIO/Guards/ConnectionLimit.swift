@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// How many connections an HTTP server keeps open at once, so that `accept` never runs out of descriptors.
@@ -14,28 +15,27 @@ import NIOCore
 /// let uploads = ConnectionLimit.uploadsFittingDescriptors()
 /// let guards = HTTPServerGuards(connections: .fittingDescriptors(uploads: uploads))
 /// ```
-public final class ConnectionLimit: @unchecked Sendable {
+public final class ConnectionLimit: Sendable {
     /// The most connections open at once.
     public let limit: Int
-    private let lock = NSLock()
-    private var taken = 0  // guarded by `lock`
+    private let taken = NIOLockedValueBox(0)
 
     /// A limit of `limit` connections (at least one).
     public init(limit: Int) { self.limit = max(1, limit) }
 
     /// The connections open now.
-    public var open: Int { lock.withLock { taken } }
+    public var open: Int { taken.withLockedValue { $0 } }
 
     /// Takes a place; false when all are taken.
     func take() -> Bool {
-        lock.withLock {
+        taken.withLockedValue { [limit] taken in
             guard taken < limit else { return false }
             taken += 1
             return true
         }
     }
 
-    func give() { lock.withLock { taken -= 1 } }
+    func give() { taken.withLockedValue { $0 -= 1 } }
 
     /// A limit that fits this process's descriptors beside `uploads` spool files and 64 for everything else.
     public static func fittingDescriptors(uploads: Int) -> ConnectionLimit {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 package import NIOHTTP1
 import StreamingMultipart
 
@@ -68,15 +69,20 @@ public final class ResumableUploads: @unchecked Sendable {
 
     public let configuration: Configuration
 
-    private let lock = NSLock()
-    private var uploads: [String: Upload] = [:]  // guarded by `lock`
+    /// An announced upload, and whether a responder took it.
+    private struct Entry {
+        let upload: Upload
+        var claimed = false
+    }
+
+    private let uploads = NIOLockedValueBox<[String: Entry]>([:])
 
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// The uploads announced and not over.
-    public var count: Int { lock.withLock { uploads.count } }
+    public var count: Int { uploads.withLockedValue { $0.count } }
 
     // MARK: The pipeline
 
@@ -104,9 +110,9 @@ public final class ResumableUploads: @unchecked Sendable {
         let upload = Upload(
             token: token, version: version, length: length,
             body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime))
-        let added: Bool = lock.withLock {
-            guard uploads.count < configuration.maxUploads else { return false }
-            uploads[token] = upload
+        let added: Bool = uploads.withLockedValue { [maxUploads = configuration.maxUploads] uploads in
+            guard uploads.count < maxUploads else { return false }
+            uploads[token] = Entry(upload: upload)
             return true
         }
         guard added else { return nil }
@@ -120,8 +126,8 @@ public final class ResumableUploads: @unchecked Sendable {
     /// The request of an announced upload ended without a responder taking it (the server refused it before its
     /// route ran, or the connection closed first): forgets the upload.
     package func release(unclaimed token: String) {
-        lock.withLock {
-            if let upload = uploads[token], !upload.claimed { uploads[token] = nil }
+        uploads.withLockedValue { uploads in
+            if let entry = uploads[token], !entry.claimed { uploads[token] = nil }
         }
     }
 
@@ -130,10 +136,10 @@ public final class ResumableUploads: @unchecked Sendable {
     /// The upload announced to the request carrying `token` in ``tokenField``, for its responder to run; nil when
     /// there is none or it was taken already.
     package func claim(_ token: String) -> Upload? {
-        lock.withLock {
-            guard let upload = uploads[token], !upload.claimed else { return nil }
-            upload.claimed = true
-            return upload
+        uploads.withLockedValue { uploads in
+            guard let entry = uploads[token], !entry.claimed else { return nil }
+            uploads[token]?.claimed = true
+            return entry.upload
         }
     }
 
@@ -142,7 +148,7 @@ public final class ResumableUploads: @unchecked Sendable {
     package func upload(at path: String) -> Upload? {
         guard path.hasPrefix(Self.resourcePrefix) else { return nil }
         let token = String(path.dropFirst(Self.resourcePrefix.count))
-        return lock.withLock { uploads[token] }
+        return uploads.withLockedValue { $0[token]?.upload }
     }
 
     /// Whether `path` names an upload resource (known or not).
@@ -156,15 +162,15 @@ public final class ResumableUploads: @unchecked Sendable {
 
     /// The upload's route answered: its location answers `404` from now on.
     package func remove(_ upload: Upload) {
-        lock.withLock {
-            if uploads[upload.token] === upload { uploads[upload.token] = nil }
+        uploads.withLockedValue { uploads in
+            if uploads[upload.token]?.upload === upload { uploads[upload.token] = nil }
         }
     }
 
     /// Ends every upload (the server shutting down): their routes end with `MultipartError.Code.cancelled`.
     public func cancelAll() {
-        let all = lock.withLock { Array(uploads.values) }
-        for upload in all { upload.body.cancel() }
+        let all = uploads.withLockedValue { Array($0.values) }
+        for entry in all { entry.upload.body.cancel() }
     }
 
     /// 128 random bits in hex.
@@ -179,7 +185,7 @@ public final class ResumableUploads: @unchecked Sendable {
 
 extension ResumableUploads {
     /// One announced upload: its body, and where its route's answer goes.
-    package final class Upload: @unchecked Sendable {
+    package final class Upload: Sendable {
         package let token: String
         /// The client's interop version, which every answer echoes.
         package let version: String
@@ -187,12 +193,14 @@ extension ResumableUploads {
         package let length: Int64?
         package let body: ResumableBody
 
-        /// Whether a responder took the upload. Guarded by the registry's lock.
-        fileprivate var claimed = false
-        private let lock = NSLock()
-        /// The route's answer and the request it belongs to, once the route answered.
-        private var answer: (segment: Int?, parts: any Sendable)?  // guarded by `lock`
-        private var waiters: [(segment: Int, wait: CheckedContinuation<(any Sendable)?, Never>)] = []  // `lock`
+        /// The requests waiting for the route's answer, until it answers: then the answer and the request it
+        /// belongs to.
+        private enum Answering {
+            case waiting([(segment: Int, wait: CheckedContinuation<(any Sendable)?, Never>)])
+            case answered(segment: Int?, parts: any Sendable)
+        }
+
+        private let answering = NIOLockedValueBox(Answering.waiting([]))
 
         init(token: String, version: String, length: Int64?, body: ResumableBody) {
             self.token = token
@@ -205,10 +213,10 @@ extension ResumableUploads {
         /// upload having failed while none fed it). Each request waiting in ``answer(for:)`` learns whether it is
         /// the one.
         package func answered(with parts: any Sendable, for segment: Int?) {
-            let waiting = lock.withLock {
-                answer = (segment, parts)
-                defer { waiters = [] }
-                return waiters
+            let waiting = answering.withLockedValue { answering in
+                defer { answering = .answered(segment: segment, parts: parts) }
+                if case .waiting(let waiters) = answering { return waiters }
+                return []
             }
             for waiter in waiting { waiter.wait.resume(returning: waiter.segment == segment ? parts : nil) }
         }
@@ -216,13 +224,17 @@ extension ResumableUploads {
         /// Waits for the route's answer; returns it when it belongs to request `segment`, else nil.
         package func answer(for segment: Int) async -> (any Sendable)? {
             await withCheckedContinuation { wait in
-                lock.withLock {
-                    if let answer {
-                        wait.resume(returning: answer.segment == segment ? answer.parts : nil)
-                    } else {
+                let answer: (segment: Int?, parts: any Sendable)? = answering.withLockedValue { answering in
+                    switch answering {
+                    case .answered(let answered, let parts):
+                        return (answered, parts)
+                    case .waiting(var waiters):
                         waiters.append((segment, wait))
+                        answering = .waiting(waiters)
+                        return nil
                     }
                 }
+                if let answer { wait.resume(returning: answer.segment == segment ? answer.parts : nil) }
             }
         }
 
