@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 package import NIOCore
 import StreamingMultipart
 
@@ -12,7 +13,7 @@ import StreamingMultipart
 /// tasks), and backpressure reaches the sending socket as before. The request waits until its body is read to its
 /// end, or it is cut off. ``offset`` counts the bytes the reader took: the `Upload-Offset` the server answers.
 ///
-/// States, one lock:
+/// States, one ``StateMachine`` value in a lock box:
 ///
 /// | event | feeding (one request attached) | waiting (no request) | finished, failed |
 /// |---|---|---|---|
@@ -33,7 +34,7 @@ import StreamingMultipart
 /// count the rate: the client is reconnecting, and the window bounds that wait instead. A deadline still counts.
 /// Only an append that brings bytes starts a new window: an empty append (200 bytes of headers) does not keep an
 /// upload alive, and ``lifetime`` bounds the whole upload however it is fed.
-package final class ResumableBody: AsyncSequence, @unchecked Sendable {
+package final class ResumableBody: AsyncSequence, Sendable {
     package typealias Element = ByteBuffer
 
     /// Why an append was refused.
@@ -46,14 +47,6 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         case superseded
     }
 
-    private enum Phase {
-        case feeding(segment: Int)
-        case waiting
-        case finished(segment: Int)
-        /// With the request that fed the body or had completed it when it failed, if one had.
-        case failed(any Error, segment: Int?)
-    }
-
     /// The resumable body the current task's route reads, if any: an admission ticket taken there is tied to it, so
     /// that cutting the ticket fails the body (``cut()``).
     @TaskLocal package static var beingRead: ResumableBody?
@@ -63,23 +56,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     /// How long the upload may take in all, from its creation: then it fails as expired, fed or not.
     package let lifetime: Duration
 
-    private let lock = NSLock()
-    private var phase = Phase.waiting  // guarded by `lock`
-    private var received: Int64 = 0  // guarded by `lock`
-    private var segments = 0  // guarded by `lock`
-    /// The attached request's body, once it handed it over.
-    private var source: Source?  // guarded by `lock`
-    /// The reader's wait for a request, with its body timeout, and whether that timeout is paused for it.
-    private var reader: CheckedContinuation<Void, any Error>?  // guarded by `lock`
-    private var readerWatchdog: BodyWatchdog?  // guarded by `lock`
-    private var readerPaused = false  // guarded by `lock`
-    /// The window's timer: running from the start of a wait until bytes come, across empty appends.
-    private var timer: Task<Void, Never>?  // guarded by `lock`
-    /// Whether the window passed while an append without bytes was attached: its end fails the body.
-    private var windowSpent = false  // guarded by `lock`
-    private var lifeTimer: Task<Void, Never>?  // guarded by `lock`
-    /// Set when the server shuts down: the body fails instead of waiting.
-    private var closing: MultipartError?  // guarded by `lock`
+    private let state: NIOLockedValueBox<StateMachine>
 
     /// - Parameters:
     ///   - window: how long a paused upload waits for the client (default 5 minutes): then the reader's next chunk
@@ -88,7 +65,13 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     package init(window: Duration = .seconds(300), lifetime: Duration = .seconds(3600)) {
         self.window = window
         self.lifetime = lifetime
-        lifeTimer = Task { [weak self] in
+        state = NIOLockedValueBox(
+            StateMachine(
+                abandonment: MultipartError(
+                    code: .timedOut,
+                    message: "the upload was abandoned: the client did not resume it within "
+                        + "\(window.components.seconds) s of its last bytes")))
+        let lifeTimer = Task { [weak self] in
             do {
                 try await Task.sleep(for: lifetime)
             } catch {
@@ -96,46 +79,26 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
             }
             self?.expire()
         }
+        locked { $0.lifetimeStarted(lifeTimer, &$1) }
     }
 
     deinit {
-        lifeTimer?.cancel()
-        timer?.cancel()
+        locked { $0.stopTimers(&$1) }
     }
 
     /// The bytes the reader has taken: where the next append must start.
-    package var offset: Int64 { lock.withLock { received } }
+    package var offset: Int64 { state.withLockedValue { $0.received } }
 
     /// Whether the body has ended, whole (its last request completed it) or not.
-    package var isOver: Bool {
-        lock.withLock {
-            switch phase {
-            case .finished, .failed: true
-            case .feeding, .waiting: false
-            }
-        }
-    }
+    package var isOver: Bool { state.withLockedValue { $0.isOver } }
 
     /// Whether the upload's bytes are all there: the request that completed it ended.
-    package var isComplete: Bool {
-        lock.withLock {
-            if case .finished = phase { return true }
-            return false
-        }
-    }
+    package var isComplete: Bool { state.withLockedValue { $0.isComplete } }
 
     /// The request the route's answer belongs to: the one feeding the body, or the one that completed it, or the
     /// one that was doing either when the body failed (its reader stopped: the route answered early); nil while the
     /// body waits, or when it failed waiting.
-    package var answeringSegment: Int? {
-        lock.withLock {
-            switch phase {
-            case .feeding(let segment), .finished(let segment): segment
-            case .failed(_, let segment): segment
-            case .waiting: nil
-            }
-        }
-    }
+    package var answeringSegment: Int? { state.withLockedValue { $0.answeringSegment } }
 
     // MARK: Requests
 
@@ -152,18 +115,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     ///
     /// - Throws: ``Refusal/conflict(offset:)`` when `offset` is not ``offset``; ``Refusal/ended``.
     package func attach(from offset: Int64) throws -> Int {
-        try lock.withLock {
-            switch phase {
-            case .finished, .failed: throw Refusal.ended
-            case .feeding, .waiting: break
-            }
-            guard offset == received else { throw Refusal.conflict(offset: received) }
-            cutOff()
-            segments += 1
-            phase = .feeding(segment: segments)
-            // The window's timer runs on until the append brings bytes.
-            return segments
-        }
+        try locked { machine, effects throws(Refusal) in try machine.attach(from: offset, &effects) }
     }
 
     /// Hands request `segment`'s body, `chunks`, to the reader, and waits until the reader has read it to its end.
@@ -180,23 +132,14 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     ) async throws where Chunks.Element == ByteBuffer {
         let source = Source(segment: segment, chunks, completes: completes, onSupersede: onSupersede)
         try await withCheckedThrowingContinuation { (wait: CheckedContinuation<Void, any Error>) in
-            lock.withLock {
-                guard case .feeding(segment) = phase else { return wait.resume(throwing: phaseRefusal()) }
-                source.wait = wait
-                self.source = source
-                wakeReader(with: .success(()))
-            }
+            locked { $0.feed(segment, StateMachine.Request(source: source, wait: wait), &$1) }
         }
     }
 
     /// The client asks where the upload got to (`HEAD`): the request feeding it now adds nothing more, so the
     /// offset answered is the one the next append must start from.
     package func takeOver() {
-        lock.withLock {
-            guard case .feeding = phase else { return }
-            cutOff()
-            wait()
-        }
+        locked { $0.takeOver(&$1) }
     }
 
     /// Ends the upload now (the server shutting down): the reader's next chunk throws
@@ -210,15 +153,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     /// answer going to no request.
     package func cancelByClient() {
         let error = MultipartError(code: .cancelled, message: "the client cancelled the upload")
-        lock.withLock {
-            switch phase {
-            case .finished, .failed: return
-            case .feeding, .waiting:
-                cutOff()
-                phase = .waiting
-                failLocked(error)
-            }
-        }
+        locked { $0.cancelByClient(error, &$1) }
     }
 
     /// The server's admission cut the upload to make room (its ticket was cut): the body fails now, paused or not,
@@ -232,80 +167,12 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     /// completing it, so that no upload holds the shutdown for its window.
     package func shutDown() {
         let error = MultipartError(code: .cancelled, message: "the server shut down before the upload's end")
-        lock.withLock {
-            closing = error
-            if case .waiting = phase { failLocked(error) }
-        }
+        locked { $0.shutDown(error, &$1) }
     }
 
     /// The reader will read no more (its route answered, or failed): appends are refused from now on.
     package func readerWentAway() {
         fail(MultipartError(code: .cancelled, message: "the upload's reader stopped before its end"))
-    }
-
-    /// The refusal for a request that no longer feeds the body: a later request or ``takeOver()`` cut it off, or
-    /// the upload ended. Under `lock`.
-    private func phaseRefusal() -> Refusal {
-        if case .failed = phase { return .ended }
-        return .superseded
-    }
-
-    /// The request feeding the body is cut off: its connection is told, and its wait ends. Under `lock`.
-    private func cutOff() {
-        guard let source else { return }
-        self.source = nil
-        source.onSupersede()
-        release(source, .failure(Refusal.superseded))
-    }
-
-    /// Ends `source`'s request's wait with `result`, once the reader is not inside its body: a request whose handler
-    /// returned may have its body read by its connection again (Hummingbird drains it), and a stream of NIO's takes
-    /// one reader at a time. Under `lock`.
-    private func release(_ source: Source, _ result: Result<Void, any Error>) {
-        if source.inUse {
-            if source.outcome == nil { source.outcome = result }
-        } else {
-            source.wait?.resume(with: result)
-            source.wait = nil
-        }
-    }
-
-    /// No request feeds the body: a window starts unless one runs already (no bytes came since it began), and a
-    /// reader already waiting stops counting the rate. Under `lock`.
-    private func wait() {
-        if let closing { return failLocked(closing) }
-        phase = .waiting
-        source = nil
-        if windowSpent { return failLocked(abandonment) }
-        if reader != nil { pauseReader() }
-        guard timer == nil else { return }
-        let window = window
-        timer = Task { [weak self] in
-            do {
-                try await Task.sleep(for: window)
-            } catch {
-                return  // bytes came
-            }
-            self?.abandon()
-        }
-    }
-
-    private var abandonment: MultipartError {
-        MultipartError(
-            code: .timedOut,
-            message: "the upload was abandoned: the client did not resume it within "
-                + "\(window.components.seconds) s of its last bytes")
-    }
-
-    private func abandon() {
-        lock.withLock {
-            timer = nil
-            switch phase {
-            case .waiting: failLocked(abandonment)
-            case .feeding: windowSpent = true  // an append without bytes so far: its end fails the body
-            case .finished, .failed: break
-            }
-        }
     }
 
     private func expire() {
@@ -316,38 +183,47 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     }
 
     private func fail(_ error: any Error) {
-        lock.withLock {
-            switch phase {
-            case .finished, .failed: return
-            case .feeding, .waiting: failLocked(error)
-            }
-        }
+        locked { $0.fail(error, &$1) }
     }
 
-    private func failLocked(_ error: any Error) {
-        switch phase {
-        case .feeding(let segment), .finished(let segment): phase = .failed(error, segment: segment)
-        case .waiting, .failed: phase = .failed(error, segment: nil)
+    // MARK: The lock
+
+    /// Runs `event` on the state under the lock, starts the window's timer it asks for under the same lock, then
+    /// does what it left to do: ends waits, tells cut-off requests, stops timers. It does them when `event` throws
+    /// too.
+    private func locked<Result, Failure: Error>(
+        _ event: (inout StateMachine, inout StateMachine.Effects) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var effects = StateMachine.Effects()
+        let result: Swift.Result<Result, Failure> = state.withLockedValue { machine in
+            let result: Swift.Result<Result, Failure>
+            do throws(Failure) {
+                result = .success(try event(&machine, &effects))
+            } catch {
+                result = .failure(error)
+            }
+            if let id = effects.startsWindow { machine.windowStarted(windowTimer(id), id: id) }
+            return result
         }
-        timer?.cancel()
-        timer = nil
-        lifeTimer?.cancel()
-        lifeTimer = nil
-        if let source {
-            self.source = nil
-            release(source, .failure(Refusal.ended))
+        for cut in effects.superseded { cut() }
+        for timer in effects.cancelled { timer.cancel() }
+        for (wait, outcome) in effects.resumes { wait.resume(with: outcome) }
+        return try result.get()
+    }
+
+    /// The timer of window `id`: when the window passes before bytes come, the body is abandoned.
+    private func windowTimer(_ id: Int) -> Task<Void, Never> {
+        Task { [weak self, window] in
+            do {
+                try await Task.sleep(for: window)
+            } catch {
+                return  // bytes came
+            }
+            self?.locked { $0.windowPassed(id: id, &$1) }
         }
-        wakeReader(with: .failure(error))
     }
 
     // MARK: The reader
-
-    /// What the reader does next.
-    private enum Step {
-        case read(Source)
-        case end
-        case park
-    }
 
     /// The next chunk, nil at the end: read from the attached request's body, in this task; waits while no request
     /// feeds the body. Cancelling the reading task ends a wait with `CancellationError` (the spooler's body timeout
@@ -355,7 +231,7 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     func next() async throws -> ByteBuffer? {
         let watchdog = BodyWatchdog.reading
         while true {
-            switch try lock.withLock({ try step() }) {
+            switch try state.withLockedValue({ try $0.step() }) {
             case .end:
                 return nil
             case .park:
@@ -370,69 +246,11 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
                 if Task.isCancelled {
                     // The reader's own task was cancelled (the route is cut): what the pull gave, an end among them,
                     // is not the request's, which still feeds the body when the route answers.
-                    lock.withLock { left(source) }
+                    locked { $0.left(source, &$1) }
                     throw CancellationError()
                 }
-                if let chunk = try lock.withLock({ try took(result, from: source) }) { return chunk }
+                if let chunk = try locked({ try $0.took(result, from: source, &$1) }) { return chunk }
             }
-        }
-    }
-
-    /// What to do now. Under `lock`.
-    private func step() throws -> Step {
-        switch phase {
-        case .finished: return .end
-        case .failed(let error, _): throw error
-        case .feeding, .waiting:
-            guard let source else { return .park }
-            source.inUse = true
-            return .read(source)
-        }
-    }
-
-    /// Handles what `source` gave: returns a chunk to hand on, or nil to look again (the chunk of a request cut off
-    /// meanwhile, an empty one, the end of a request's body: then the body has finished, or waits). Under `lock`.
-    private func took(_ result: Result<ByteBuffer?, any Error>, from source: Source) throws -> ByteBuffer? {
-        left(source)
-        guard case .feeding(source.segment) = phase, self.source === source else {
-            if case .failed(let error, _) = phase { throw error }
-            return nil  // cut off: what it sent is not the upload's
-        }
-        switch result {
-        case .success(.some(let chunk)):
-            guard chunk.readableBytes > 0 else { return nil }
-            received += Int64(chunk.readableBytes)
-            // Bytes came: the window that ran stops, and the next wait starts one anew.
-            timer?.cancel()
-            timer = nil
-            windowSpent = false
-            return chunk
-        case .success(.none):
-            self.source = nil
-            if source.completes {
-                phase = .finished(segment: source.segment)
-                lifeTimer?.cancel()
-                lifeTimer = nil
-            } else {
-                wait()
-            }
-            release(source, .success(()))
-            return nil
-        case .failure(let error):
-            self.source = nil
-            wait()
-            release(source, .failure(error))
-            return nil
-        }
-    }
-
-    /// The reader is out of `source`'s `next()`: a wait that ended meanwhile (the request was cut off, the upload
-    /// failed) is let go now. Under `lock`.
-    private func left(_ source: Source) {
-        source.inUse = false
-        if let outcome = source.outcome {
-            source.outcome = nil
-            release(source, outcome)
         }
     }
 
@@ -440,37 +258,12 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
     private func park(_ watchdog: BodyWatchdog?) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (reader: CheckedContinuation<Void, any Error>) in
-                lock.withLock {
-                    switch phase {
-                    case .finished, .failed: return reader.resume()
-                    case .feeding, .waiting: if source != nil { return reader.resume() }
-                    }
-                    if Task.isCancelled { return reader.resume(throwing: CancellationError()) }
-                    self.reader = reader
-                    readerWatchdog = watchdog
-                    if case .waiting = phase { pauseReader() }
-                }
+                let cancelled = Task.isCancelled
+                locked { $0.park(reader, watchdog: watchdog, cancelled: cancelled, &$1) }
             }
         } onCancel: {
-            lock.withLock { wakeReader(with: .failure(CancellationError())) }
+            locked { $0.wakeReader(with: .failure(CancellationError()), &$1) }
         }
-    }
-
-    /// The waiting reader's body timeout stops counting the rate. Under `lock`.
-    private func pauseReader() {
-        guard !readerPaused else { return }
-        readerPaused = true
-        readerWatchdog?.pause()
-    }
-
-    /// Ends the reader's wait with `result`, if it waits, and lets its body timeout count again. Under `lock`.
-    private func wakeReader(with result: Result<Void, any Error>) {
-        guard let reader else { return }
-        self.reader = nil
-        if readerPaused { readerWatchdog?.resume() }
-        readerPaused = false
-        readerWatchdog = nil
-        reader.resume(with: result)
     }
 
     package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(body: self) }
@@ -491,19 +284,12 @@ package final class ResumableBody: AsyncSequence, @unchecked Sendable {
         deinit { body.readerWentAway() }
     }
 
-    /// A request's body as the reader pulls it (its iterator is made, and used, by the reader's task alone), and
-    /// the request's wait for it to be read.
-    private final class Source: @unchecked Sendable {
+    /// A request's body as the reader pulls it (its iterator is made, and used, by the reader's task alone).
+    final class Source: Sendable {
         let segment: Int
         let completes: Bool
         let onSupersede: @Sendable () -> Void
-        private let pull: () async throws -> ByteBuffer?
-        /// The request's wait. Guarded by the body's lock, as the three below.
-        var wait: CheckedContinuation<Void, any Error>?
-        /// Whether the reader is inside `next()`.
-        var inUse = false
-        /// How the request's wait ends, once the reader leaves `next()`.
-        var outcome: Result<Void, any Error>?
+        private let pull: @Sendable () async throws -> ByteBuffer?
 
         init<Chunks: AsyncSequence & Sendable>(
             segment: Int, _ chunks: Chunks, completes: Bool, onSupersede: @escaping @Sendable () -> Void
