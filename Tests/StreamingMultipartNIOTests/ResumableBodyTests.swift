@@ -63,14 +63,27 @@ import Testing
         #expect(try await reading.value == "abcd")
     }
 
+    /// Whether `condition` holds once the tasks a clock's move woke have run: the test yields to them, a bounded
+    /// number of times, and reads no clock.
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<100_000 where !condition() { await Task.yield() }
+        return condition()
+    }
+
     /// No append within the window: the reader fails as abandoned (408), and a late append finds the upload over.
     @Test func anAbandonedUploadFailsItsReaderAfterTheWindow() async throws {
-        let body = ResumableBody(window: .milliseconds(50))
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(60), clock: clock)
         let reading = readAll(body)
         let (creation, creationFeed) = request()
         creationFeed.yield(ByteBuffer(string: "part"))
         creationFeed.finish(throwing: Dropped())
         await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await clock.waitForSleepers(2)  // the lifetime and the window
+        clock.advance(by: .seconds(59))
+        #expect(!body.isOver)
+        clock.advance(by: .seconds(1))
+        if !(await eventually { body.isOver }) { body.cancel() }  // a window that never passes fails, not hangs
         let error = await #expect(throws: MultipartError.self) { try await reading.value }
         #expect(error?.code == .timedOut && error?.httpStatus == 408)
         #expect(error?.message.contains("abandoned") == true)
@@ -80,19 +93,21 @@ import Testing
     }
 
     /// Appends without bytes (a `PATCH` of `Upload-Complete: ?0` and no body, 200 bytes of headers) do not start a
-    /// new window: five of them, 100 ms apart, past a 300 ms window, leave the upload abandoned, where each used to
-    /// restart the window and keep the upload (its slot, its spool file, its disk) alive for good. Sleeps only ever
-    /// run long, so a loaded machine cannot make the appends come within the window.
+    /// new window: five of them, 100 s apart on the test's clock, past a 300 s window, leave the upload abandoned,
+    /// where each used to restart the window and keep the upload (its slot, its spool file, its disk) alive for good.
     @Test func appendsWithoutBytesDoNotKeepAnUploadAlive() async throws {
-        let body = ResumableBody(window: .milliseconds(300))
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(300), clock: clock)
         let reading = readAll(body)
         let (creation, creationFeed) = request()
         creationFeed.yield(ByteBuffer(string: "part"))
         creationFeed.finish(throwing: Dropped())
         await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await clock.waitForSleepers(2)  // the lifetime and the window
         var refused = false
-        for _ in 0..<5 {
-            try await Task.sleep(for: .milliseconds(100))
+        for step in 1...5 {
+            clock.advance(by: .seconds(100))
+            if step == 3 { #expect(await eventually { body.isOver }, "the window passed, and empty appends kept it") }
             let (empty, emptyFeed) = request()
             emptyFeed.finish()
             do {
@@ -102,18 +117,22 @@ import Testing
             }
         }
         #expect(refused, "an empty append was still taken after the window")
+        if !body.isOver { body.cancel() }  // so that a body the appends kept alive fails the test, not hangs it
         let error = await #expect(throws: MultipartError.self) { try await reading.value }
         #expect(error?.code == .timedOut && error?.message.contains("abandoned") == true)
     }
 
     /// An append that brings bytes starts a new window, but no upload outlives its lifetime: appends of a byte
-    /// every 100 ms keep a 10 s window open, and the 300 ms lifetime ends the upload all the same.
+    /// every 100 s on the test's clock keep a 1,000 s window open, and the 300 s lifetime ends the upload all the
+    /// same.
     @Test func anUploadEndsAtItsLifetimeHoweverItIsFed() async throws {
-        let body = ResumableBody(window: .seconds(10), lifetime: .milliseconds(300))
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(1000), lifetime: .seconds(300), clock: clock)
         let reading = readAll(body)
+        await clock.waitForSleepers(1)  // the lifetime
         var offset: Int64 = 0
         var ended = false
-        for _ in 0..<6 where !ended {
+        for step in 1...6 where !ended {
             let (append, feed) = request()
             feed.yield(ByteBuffer(string: "x"))
             feed.finish()
@@ -123,8 +142,11 @@ import Testing
             } catch ResumableBody.Refusal.ended {
                 ended = true
             }
-            try await Task.sleep(for: .milliseconds(100))
+            clock.advance(by: .seconds(100))
+            if step == 3 { #expect(await eventually { body.isOver }, "the upload outlived its lifetime") }
         }
+        #expect(ended && offset == 3)
+        if !body.isOver { body.cancel() }  // so that a body that outlived its lifetime fails the test, not hangs it
         let error = await #expect(throws: MultipartError.self) { try await reading.value }
         #expect(error?.code == .timedOut && error?.message.contains("lifetime") == true, "\(error!)")
         #expect(body.isOver)
@@ -260,16 +282,16 @@ import Testing
         return (body.getSlice(at: 0, length: half)!, body.getSlice(at: half, length: body.readableBytes - half)!)
     }
 
-    /// Spools `body` into `folder` under a body timeout of 20 KB/s over 8 s windows (160 KB a window); the task's
-    /// value is the caption and the file's size. The first half (200 KB) fills the first window, so a pause counted
-    /// as the client's shows only in the windows after it: the wait between the halves is two windows and more.
-    /// Why: the time between the spool taking the first half and pausing is the spool's own, and a loaded machine
-    /// stretches it; with a first half smaller than a window, a CI run whose suite took 211 s saw that time pass 8 s
-    /// (with 2 s and 4 s windows, runs of 87 s and 112 s did). Now it must pass two windows, 16 s.
-    func spool(_ body: ResumableBody, into folder: TemporaryFolder) -> Task<(String?, Int64?), any Error> {
+    /// Spools `body` into `folder` under a body timeout of 20 KB/s over 8 s windows (160 KB a window) on `clock`;
+    /// the task's value is the caption and the file's size. The first half (200 KB) fills the first window, so a
+    /// pause counted as the client's shows in the windows after it.
+    func spool(_ body: ResumableBody, into folder: TemporaryFolder, clock: ManualClock)
+        -> Task<(String?, Int64?), any Error>
+    {
         var limits = MultipartSpooler.Limits()
         limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 20_000, window: .seconds(8))
-        let spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
+        var spooler = MultipartSpooler(directory: folder.url.path, limits: limits)
+        spooler.clock = clock
         return Task {
             try await spooler.withSpooledForm(body, contentType: "multipart/form-data; boundary=\(Self.boundary)") {
                 form in (form.fields.first?.value, form.files.first?.byteCount)
@@ -277,21 +299,26 @@ import Testing
         }
     }
 
-    /// The creation request drops halfway; the append comes 17 s later, past the end of the second window: the spool
-    /// does not time out, and the form is whole.
+    /// The creation request drops halfway; the append comes 17 s later on the test's clock, past the end of the
+    /// second window: the spool does not time out, and the form is whole.
     @Test func aPausedUploadIsNotCutByTheBodyTimeout() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let (first, second) = halves()
-        let body = ResumableBody(window: .seconds(60))
-        let spooling = spool(body, into: folder)
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(60), clock: clock)
+        let spooling = spool(body, into: folder, clock: clock)
         let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         creationFeed.yield(first)
         creationFeed.finish(throwing: ResumableBodyTests.Dropped())
         await #expect(throws: ResumableBodyTests.Dropped.self) {
             try await body.append(from: 0, creation, completes: true)
         }
-        try await Task.sleep(for: .seconds(17))
+        // The reader took the first half and waits for the client: the body's window and the spool's watchdog sleep.
+        while !body.readerWaits { await Task.yield() }
+        await clock.waitForSleepers(2)
+        for _ in 0..<17 { clock.advance(by: .seconds(1)) }
+        #expect(!body.isOver)
         let (append, appendFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         appendFeed.yield(second)
         appendFeed.finish()
@@ -304,16 +331,23 @@ import Testing
         #expect(caption == "hello" && size == Int64(Self.fileSize))
     }
 
-    /// A request that stays attached and sends nothing is a slow client: the body timeout cuts it.
+    /// A request that stays attached and sends nothing is a slow client: the body timeout cuts it when the second
+    /// window passes without its bytes, on the test's clock.
     @Test func anAttachedRequestThatStallsIsStillCut() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let (first, _) = halves()
-        let body = ResumableBody(window: .seconds(60))
-        let spooling = spool(body, into: folder)
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(60), clock: clock)
+        let spooling = spool(body, into: folder, clock: clock)
         let (creation, creationFeed) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         creationFeed.yield(first)
         let feeding = Task { try await body.append(from: 0, creation, completes: true) }
+        while body.offset < Int64(first.readableBytes) { await Task.yield() }
+        await clock.waitForSleepers(1)  // the watchdog
+        clock.advance(by: .seconds(15))
+        #expect(!body.isOver)  // the first window had its bytes; the second is not over
+        clock.advance(by: .seconds(1))
         let error = await #expect(throws: MultipartError.self) { try await spooling.value }
         #expect(error?.code == .timedOut)
         creationFeed.finish()

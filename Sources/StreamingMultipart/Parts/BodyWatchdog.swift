@@ -28,30 +28,40 @@ package final class BodyWatchdog: Sendable {
     }
 
     private let state: LockedValue<State>
+    /// What "now" is, and what the watchdog sleeps on: the continuous clock but in tests.
+    private let time: any MultipartClock
 
-    init(_ rule: MultipartBodyTimeout) { state = LockedValue(State(clock: BodyClock(rule))) }
+    init(_ rule: MultipartBodyTimeout, clock: any MultipartClock = .continuous) {
+        state = LockedValue(State(clock: BodyClock(rule)))
+        time = clock
+    }
 
     /// The error the rule broke with, once it has.
     var failure: MultipartError? { state.withLock { $0.broken } }
 
     /// Starts the clock: the body's first pull is beginning.
-    func begin() { state.withLock { $0.clock.begin() } }
+    func begin() {
+        let now = time.now
+        state.withLock { $0.clock.begin(at: now) }
+    }
 
     /// The reader waits on something other than the client (the spooler's store, a paused body): the rate stops
     /// counting until every such wait has called ``resume()``.
     package func pause() {
+        let now = time.now
         state.withLock { state in
             state.pauses += 1
-            if state.pauses == 1 { state.clock.pause() }
+            if state.pauses == 1 { state.clock.pause(at: now) }
         }
     }
 
     /// One wait that ``pause()`` began is over; the rate counts again once none is left.
     package func resume() {
+        let now = time.now
         state.withLock { state in
             guard state.pauses > 0 else { return }
             state.pauses -= 1
-            if state.pauses == 0 { state.clock.resume() }
+            if state.pauses == 0 { state.clock.resume(at: now) }
         }
     }
 
@@ -59,16 +69,18 @@ package final class BodyWatchdog: Sendable {
     ///
     /// - Throws: ``MultipartError/Code/timedOut`` when the rule broke before it came.
     func received(_ count: Int) throws {
-        try state.withLock { try $0.checking { try $0.received(count) } }
+        let now = time.now
+        try state.withLock { try $0.checking { try $0.received(count, at: now) } }
     }
 
     /// Sleeps until the rule breaks, then throws its ``MultipartError/Code/timedOut``; cancelling the task ends it
     /// with `CancellationError`.
     func watch() async throws {
         while true {
-            let wake = state.withLock { $0.clock.breaksAt() }
-            try await Task.sleep(until: wake, clock: .continuous)
-            try state.withLock { try $0.checking { try $0.check() } }
+            let wake = state.withLock { [now = time.now] in $0.clock.breaksAt(now: now) }
+            try await time.sleep(until: wake)
+            let now = time.now
+            try state.withLock { try $0.checking { try $0.check(at: now) } }
         }
     }
 }

@@ -113,7 +113,7 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
             driver: PartsDriver(
                 iterator: base.makeAsyncIterator(),
                 parser: DecompressingMultipartParser(parser: parser, encoding: encoding), readsEpilogue: readsEpilogue,
-                watchdog: watchdog ?? timeout.map(BodyWatchdog.init)))
+                watchdog: watchdog ?? timeout.map { BodyWatchdog($0) }))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

@@ -47,6 +47,8 @@ public struct MultipartSpooler: Sendable {
     /// Where the spooler tells what it cannot throw: a stored file of a failed form that the store would not remove
     /// (a warning naming the object left behind). No-op by default.
     public var logger: Logger = .disabled
+    /// The clock the body timeout reads and sleeps on: the continuous clock, or a test's.
+    package var clock: any MultipartClock = .continuous
 
     /// A spooler that writes files into `directory`.
     public init(
@@ -116,7 +118,7 @@ public struct MultipartSpooler: Sendable {
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> SpooledForm where Body.Element: MultipartChunk {
         try limits.validate()
-        let watchdog = limits.bodyTimeout.map(BodyWatchdog.init)
+        let watchdog = limits.bodyTimeout.map { BodyWatchdog($0, clock: clock) }
         let collecting: any FormCollecting
         if Self.isURLEncoded(contentType) {
             collecting = CollectingURLEncoded(

@@ -90,6 +90,8 @@ extension ResumableBody {
             return false
         }
 
+        var readerWaits: Bool { reader != nil }
+
         var answeringSegment: Int? {
             switch phase {
             case .feeding(let segment, _), .finished(let segment): segment

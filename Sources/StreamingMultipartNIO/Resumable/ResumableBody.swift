@@ -1,7 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 package import NIOCore
-import StreamingMultipart
+package import StreamingMultipart
 
 /// One resumable upload's body as its route reads it (draft-ietf-httpbis-resumable-upload): the bytes of the request
 /// that created the upload, then of each append, as one stream that pauses while the client reconnects. The parser,
@@ -57,14 +57,20 @@ package final class ResumableBody: AsyncSequence, Sendable {
     package let lifetime: Duration
 
     private let state: NIOLockedValueBox<StateMachine>
+    /// What the window's and the lifetime's timers sleep on: the continuous clock but in tests.
+    private let clock: any MultipartClock
 
     /// - Parameters:
     ///   - window: how long a paused upload waits for the client (default 5 minutes): then the reader's next chunk
     ///     fails with `MultipartError.Code.timedOut`.
     ///   - lifetime: how long the upload may take in all (default an hour): then it fails the same way.
-    package init(window: Duration = .seconds(300), lifetime: Duration = .seconds(3600)) {
+    ///   - clock: what the window's and the lifetime's timers sleep on: the continuous clock, or a test's.
+    package init(
+        window: Duration = .seconds(300), lifetime: Duration = .seconds(3600), clock: any MultipartClock = .continuous
+    ) {
         self.window = window
         self.lifetime = lifetime
+        self.clock = clock
         state = NIOLockedValueBox(
             StateMachine(
                 abandonment: MultipartError(
@@ -73,7 +79,7 @@ package final class ResumableBody: AsyncSequence, Sendable {
                         + "\(window.components.seconds) s of its last bytes")))
         let lifeTimer = Task { [weak self] in
             do {
-                try await Task.sleep(for: lifetime)
+                try await clock.sleep(for: lifetime)
             } catch {
                 return  // the upload ended
             }
@@ -94,6 +100,9 @@ package final class ResumableBody: AsyncSequence, Sendable {
 
     /// Whether the upload's bytes are all there: the request that completed it ended.
     package var isComplete: Bool { state.withLockedValue { $0.isComplete } }
+
+    /// Whether the reader waits for a request to feed the body (tests wait for it before they move their clock).
+    package var readerWaits: Bool { state.withLockedValue { $0.readerWaits } }
 
     /// The request the route's answer belongs to: the one feeding the body, or the one that completed it, or the
     /// one that was doing either when the body failed (its reader stopped: the route answered early); nil while the
@@ -213,9 +222,9 @@ package final class ResumableBody: AsyncSequence, Sendable {
 
     /// The timer of window `id`: when the window passes before bytes come, the body is abandoned.
     private func windowTimer(_ id: Int) -> Task<Void, Never> {
-        Task { [weak self, window] in
+        Task { [weak self, window, clock] in
             do {
-                try await Task.sleep(for: window)
+                try await clock.sleep(for: window)
             } catch {
                 return  // bytes came
             }
