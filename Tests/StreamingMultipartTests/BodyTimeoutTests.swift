@@ -84,10 +84,12 @@ import Testing
         }
     }
 
-    // MARK: Real sources, small windows
+    // MARK: Real sources, on the test's clock
 
-    /// A form of one field and one 40,000-byte file, the file sent `bytesPerTick` bytes every `tick`, or cut after
-    /// `stopAfter` bytes by a source that then never sends again (until its task is cancelled).
+    /// A form of one field and one 40,000-byte file, the file sent `bytesPerTick` bytes every `tick` of `clock` (the
+    /// source moves the clock on by a tick before each chunk: a client whose chunks arrive that far apart), or cut
+    /// after `stopAfter` bytes by a source that then never sends again: it moves the clock on an hour and waits on
+    /// it until its task is cancelled. No wall time passes, so a loaded machine changes nothing.
     struct SlowUpload: AsyncSequence, Sendable {
         static let boundary = "slow"
         static let head = Array(
@@ -96,6 +98,7 @@ import Testing
         var bytesPerTick: Int
         var tick: Duration
         var stopAfter: Int? = nil
+        let clock: ManualClock
 
         struct AsyncIterator: AsyncIteratorProtocol {
             let upload: SlowUpload
@@ -108,10 +111,11 @@ import Testing
                     return SlowUpload.head
                 }
                 if let stop = upload.stopAfter, sent >= stop {
-                    try await Task.sleep(for: .seconds(3600))  // a client that stopped: ends when cancelled
+                    upload.clock.advance(by: .seconds(3600))
+                    try await upload.clock.sleep(for: .seconds(3600))  // a client that stopped: ends when cancelled
                 }
                 guard sent < 40_000 else { return sent == 40_000 ? finish() : nil }
-                try await Task.sleep(for: upload.tick)
+                upload.clock.advance(by: upload.tick)
                 sent += upload.bytesPerTick
                 return [UInt8](repeating: 7, count: upload.bytesPerTick)
             }
@@ -132,15 +136,16 @@ import Testing
     {
         var limits = MultipartSpooler.Limits.default
         limits.bodyTimeout = timeout
-        return try await MultipartSpooler(directory: folder.url, limits: limits).spool(upload, contentType: contentType)
+        var spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        spooler.clock = upload.clock
+        return try await spooler.spool(upload, contentType: contentType)
     }
 
-    @Test(.timeLimit(.minutes(5)))
-    func theSpoolerCutsATrickleAndLeavesNothing() async throws {
+    @Test func theSpoolerCutsATrickleAndLeavesNothing() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         // 10 bytes every 20 ms is 500 bytes a second, under the 10,000 the rule asks over each 300 ms window.
-        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20))
+        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20), clock: ManualClock())
         let error = await #expect(throws: MultipartError.self) {
             try await Self.spool(
                 trickle, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 10_000, window: .milliseconds(300)),
@@ -148,32 +153,31 @@ import Testing
         }
         #expect(error?.code == .timedOut)
         #expect(error?.httpStatus == 408)
+        #expect(error?.message.contains("below minimumBytesPerSecond") == true, "\(error?.message ?? "")")
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(5)))
-    func theSpoolerCutsAClientThatStopsSendingAndLeavesNothing() async throws {
+    @Test func theSpoolerCutsAClientThatStopsSendingAndLeavesNothing() async throws {
         // Half the file, then nothing: the source's next() never returns until its task is cancelled. Idle
         // timeouts restart on every chunk; this is the case that only a watchdog beside the read can cut.
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let stalled = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(1), stopAfter: 20_000)
+        let stalled = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(1), stopAfter: 20_000, clock: ManualClock())
         let error = await #expect(throws: MultipartError.self) {
             try await Self.spool(
                 stalled, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 1000, window: .milliseconds(300)),
                 in: folder)
         }
-        // The rate rule, not a deadline; how many bytes the last window saw depends on how busy the machine is.
         #expect(error?.code == .timedOut)
-        #expect(error?.message.contains("below minimumBytesPerSecond") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("the body sent 0 bytes in 0.3 seconds") == true, "\(error?.message ?? "")")
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(5)))
-    func theDeadlineCutsABodyThatKeepsItsRate() async throws {
+    @Test func theDeadlineCutsABodyThatKeepsItsRate() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let steady = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(10))  // 100 kB/s, 0.4 s for the file
+        // 100 kB/s, 0.4 s for the file.
+        let steady = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(10), clock: ManualClock())
         let error = await #expect(throws: MultipartError.self) {
             try await Self.spool(
                 steady, timeout: MultipartBodyTimeout(minimumBytesPerSecond: 1, deadline: .milliseconds(100)),
@@ -183,25 +187,23 @@ import Testing
         #expect(try folder.contents() == [])
     }
 
-    @Test(.timeLimit(.minutes(5)))
-    func aBodyThatKeepsItsRateIsSpooled() async throws {
-        // A rule the body meets many times over, so that a machine busy enough to delay the test's own sleeps does
-        // not break it.
+    @Test func aBodyThatKeepsItsRateIsSpooled() async throws {
+        // 1,000 bytes every 10 ms is 100 kB/s, over the 90 kB/s asked of each 100 ms window.
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let steady = SlowUpload(bytesPerTick: 4000, tick: .milliseconds(1))
-        let rule = MultipartBodyTimeout(minimumBytesPerSecond: 1, window: .seconds(120))
+        let steady = SlowUpload(bytesPerTick: 1000, tick: .milliseconds(10), clock: ManualClock())
+        let rule = MultipartBodyTimeout(minimumBytesPerSecond: 90_000, window: .milliseconds(100))
         let form = try await Self.spool(steady, timeout: rule, in: folder)
         #expect(form.files.first?.byteCount == 40_000)
         form.removeFiles()
     }
 
-    @Test(.timeLimit(.minutes(5)))
-    func theAsyncPartsCutATrickleAsItsChunksArrive() async throws {
-        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20))
-        let parts = try trickle.multipartParts(
-            contentType: Self.contentType,
-            timeout: MultipartBodyTimeout(minimumBytesPerSecond: 10_000, window: .milliseconds(300)))
+    @Test func theAsyncPartsCutATrickleAsItsChunksArrive() async throws {
+        let clock = ManualClock()
+        let trickle = SlowUpload(bytesPerTick: 10, tick: .milliseconds(20), clock: clock)
+        let rule = MultipartBodyTimeout(minimumBytesPerSecond: 10_000, window: .milliseconds(300))
+        var parts = try trickle.multipartParts(contentType: Self.contentType, timeout: rule)
+        parts.watchdog = BodyWatchdog(rule, clock: clock)
         let error = await #expect(throws: MultipartError.self) {
             for try await part in parts {
                 for try await _ in part.body {}
