@@ -12,6 +12,7 @@ let package = Package(
     name: "UploadServer",
     platforms: [.macOS(.v14)],
     dependencies: [
+        .package(path: root.appendingPathComponent("Examples/ExampleTestSupport").path),  // the tests' shared harness
         .package(path: root.path, traits: ["Hummingbird"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),  // the command line
@@ -46,6 +47,7 @@ let package = Package(
         .testTarget(
             name: "UploadServerTests",
             dependencies: [
+                .product(name: "ExampleTestSupport", package: "ExampleTestSupport"),
                 "UploadServer", "SmallUploadServer",  // so that `swift test` builds the binaries the tests start
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),

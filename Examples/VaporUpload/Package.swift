@@ -13,6 +13,7 @@ let package = Package(
     name: "VaporUpload",
     platforms: [.macOS(.v14)],
     dependencies: [
+        .package(path: root.appendingPathComponent("Examples/ExampleTestSupport").path),  // the tests' shared harness
         .package(path: root.path, traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
     ],
@@ -44,6 +45,7 @@ let package = Package(
         .testTarget(
             name: "VaporUploadTests",
             dependencies: [
+                .product(name: "ExampleTestSupport", package: "ExampleTestSupport"),
                 "VaporUpload", .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),

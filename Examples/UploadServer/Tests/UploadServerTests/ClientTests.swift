@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ExampleTestSupport
 import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
@@ -9,37 +10,6 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// The SHA-256 of `bytes` in hex, as the server reports it.
-func sha256(_ bytes: [UInt8]) -> String {
-    var digest = SHA256Digest()
-    let whole = bytes[...]
-    digest.update(whole.span)
-    return digest.finalize().map { String(format: "%02x", $0) }.joined()
-}
-
-func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return UInt8(truncatingIfNeeded: state >> 33)
-    }
-}
-
-/// A folder for the files a test sends.
-struct Outbox {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("upload-outbox-\(UUID().uuidString)")
-
-    init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-
-    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let path = url.appendingPathComponent(name).path
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
 
 /// Real clients against the running server on 127.0.0.1: every file it reports matches what was sent, by SHA-256,
 /// and its spool folder is empty afterwards.

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ExampleTestSupport
 import Foundation
 import NIOCore
 import StreamingMultipartAsyncHTTPClient

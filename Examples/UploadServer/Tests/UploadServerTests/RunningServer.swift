@@ -1,3 +1,4 @@
+import ExampleTestSupport
 import Foundation
 import Testing
 
@@ -118,106 +119,6 @@ final class RunningServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: spool)
         try? FileManager.default.removeItem(at: log)
     }
-}
-
-/// What a finished program said.
-struct Finished {
-    var status: Int32
-    var output: Data
-    var errors: String
-    var text: String { String(decoding: output, as: UTF8.self) }
-}
-
-/// Runs `executable` with `arguments` to its end, waiting on a thread of its own.
-///
-/// A test that waits for a program must not hold a thread of Swift's concurrency pool: the pool has as many threads
-/// as the machine has cores (two on CI), and a browser or a 2 GiB curl upload running for a minute on one of them, with
-/// another test waiting the same way, leaves no thread for every other test's async work. The clients' request
-/// bodies are such work: they stalled for ten seconds, and the server rightly timed them out.
-func run(_ executable: String, _ arguments: [String]) async throws -> Finished {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try runWaiting(executable, arguments) }) }.start()
-    }
-}
-
-/// Runs `executable` with `arguments` to its end, blocking the calling thread (for synchronous callers only, such as
-/// the conditions of `.enabled(if:)`). A program still running after `seconds` is killed, and its `errors` say so:
-/// a client or browser that hangs fails its test instead of holding the whole run to CI's limit.
-func runWaiting(_ executable: String, _ arguments: [String], seconds: Int = 480) throws -> Finished {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let deadline = Deadline(process, seconds: seconds)
-    let collected = Collected()
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        collected.errors = errors.fileHandleForReading.readDataToEndOfFile()
-        done.signal()
-    }.start()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    done.wait()
-    let killed = deadline.end() ? "\(executable) was killed after \(seconds) s\n" : ""
-    return Finished(
-        status: process.terminationStatus, output: data,
-        errors: killed + String(decoding: collected.errors, as: UTF8.self))
-}
-
-/// The first line `process` writes to `output` (without its line feed), or what it wrote before it ended. A process
-/// that has written no line after `seconds` is killed, so that the read ends.
-func firstLine(of process: Process, from output: Pipe, within seconds: Int) throws -> Data {
-    let deadline = Deadline(process, seconds: seconds)
-    defer { _ = deadline.end() }
-    var line = Data()
-    while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-        line += byte
-    }
-    return line
-}
-
-/// Kills a process that is still running `seconds` after it was made, unless `end()` came first.
-final class Deadline: @unchecked Sendable {
-    private let ended = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var expired = false
-
-    init(_ process: Process, seconds: Int) {
-        let pid = process.processIdentifier
-        Thread { [self] in
-            guard ended.wait(timeout: .now() + .seconds(seconds)) == .timedOut else { return }
-            lock.withLock { expired = true }
-            kill(pid, SIGKILL)
-        }.start()
-    }
-
-    /// Stops the watch; whether the process had been killed.
-    func end() -> Bool {
-        ended.signal()
-        return lock.withLock { expired }
-    }
-}
-
-private final class Collected: @unchecked Sendable {
-    var errors = Data()
-}
-
-/// The first `name` on PATH.
-func onPath(_ name: String) -> String? {
-    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
-/// python3 when it can import `module`.
-func python(with module: String) -> String? {
-    guard let python = onPath("python3"), let result = try? runWaiting(python, ["-c", "import \(module)"]),
-        result.status == 0
-    else { return nil }
-    return python
 }
 
 /// What the server answered for an upload.
