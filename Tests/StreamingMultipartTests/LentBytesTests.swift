@@ -12,7 +12,7 @@ import Testing
         var storages: Set<ObjectIdentifier> = []
         for index in 0..<10_000 {
             let byte = [UInt8(truncatingIfNeeded: index)]
-            bytes.append(contentsOf: byte.withUnsafeBytes { LentBytes(copying: $0) })
+            bytes.append(contentsOf: LentBytes(copying: byte[...]))
             storages.insert(ObjectIdentifier(bytes.owner!))
         }
         #expect(bytes.count == 10_000)
@@ -23,10 +23,10 @@ import Testing
     /// A slice shares its storage, so appending to the slice copies and leaves the storage's bytes as they were.
     @Test func appendingToASharedSliceCopies() {
         let owner = [UInt8](repeating: 1, count: 8)
-        var whole = owner.withUnsafeBytes { LentBytes(copying: $0) }
+        var whole = LentBytes(copying: owner[...])
         let slice = whole[2..<6]
         var grown = slice
-        grown.append(contentsOf: [UInt8](repeating: 2, count: 4).withUnsafeBytes { LentBytes(copying: $0) })
+        grown.append(contentsOf: LentBytes(copying: [UInt8](repeating: 2, count: 4)[...]))
         #expect(grown.owner !== slice.owner)
         #expect(slice.withSpan { span in (0..<span.count).map { span[$0] } } == [1, 1, 1, 1])
         #expect(grown.withSpan { span in (0..<span.count).map { span[$0] } } == [1, 1, 1, 1, 2, 2, 2, 2])

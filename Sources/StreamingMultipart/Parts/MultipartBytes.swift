@@ -35,7 +35,7 @@ public struct MultipartBytes: Sendable {
     /// without a copy: that `owner` keeps it unchanged is the caller's promise (a `ByteBuffer`'s storage does, since
     /// a buffer writes in place only while it holds the one reference to its storage).
     public init(lending region: UnsafeRawBufferPointer, owner: some AnyObject & Sendable) {
-        storage = .lent(LentBytes(owner: owner, bytes: region))
+        storage = .lent(LentBytes(memory: LentMemory(owner: owner, region: region), range: 0..<region.count))
     }
 
     init(_ bytes: LentBytes) { storage = .lent(bytes) }

@@ -17,60 +17,44 @@
 /// The parser's storage too, for the chunks that lend theirs. The lender's promise, on which every read here
 /// rests: while `owner` lives, the memory does not move or change. A `ByteBuffer`'s storage keeps it (a buffer
 /// writes in place only while it holds the one reference to its storage, and the lent buffer holds another).
-public struct LentBytes: @unchecked Sendable {
-    /// What keeps the memory alive: the lender's object, or the ``HeldBytes`` the bytes were copied into. Nil for
-    /// no bytes.
-    @usableFromInline package private(set) var owner: AnyObject?
-    /// The owner's byte 0.
-    private var base: UnsafeRawPointer?
+public struct LentBytes: Sendable {
+    /// The lent memory: what keeps it alive, and its byte 0 (`Internal/LentMemory.swift`, where every read of it is).
+    @usableFromInline var memory: LentMemory
     /// The first byte's index, counted from the start of the memory the bytes were lent in.
     public private(set) var startIndex: Int
     public private(set) var endIndex: Int
 
+    /// No bytes.
     package init() {
-        owner = nil
-        base = nil
+        memory = LentMemory()
         startIndex = 0
         endIndex = 0
     }
 
-    /// The bytes of `region`, which `owner` keeps alive and unchanged while it lives; indexed from 0.
-    package init(owner: AnyObject, bytes region: UnsafeRawBufferPointer) {
-        self.owner = owner
-        base = region.baseAddress
-        startIndex = 0
-        endIndex = region.count
-    }
-
-    /// A copy of `bytes`, in storage of its own.
-    package init(copying bytes: UnsafeRawBufferPointer) {
-        self.init()
-        guard !bytes.isEmpty else { return }
-        let held = HeldBytes(capacity: bytes.count)
-        held.append(bytes)
-        self = LentBytes(owner: held, base: UnsafeRawPointer(held.base), range: 0..<held.count)
-    }
-
-    private init(owner: AnyObject?, base: UnsafeRawPointer?, range: Range<Int>) {
-        self.owner = owner
-        self.base = base
+    /// The bytes at `range` of `memory`.
+    init(memory: LentMemory, range: Range<Int>) {
+        self.memory = memory
         startIndex = range.lowerBound
         endIndex = range.upperBound
     }
+
+    /// A copy of `bytes`, in storage of its own.
+    @usableFromInline
+    package init(copying bytes: ArraySlice<UInt8>) {
+        let (memory, count) = LentMemory.copying(bytes)
+        self.init(memory: memory, range: 0..<count)
+    }
+
+    /// What keeps the bytes alive: the lender, or the storage the parser copied them into (tests compare it).
+    package var owner: AnyObject? { memory.owner }
 
     public var count: Int { endIndex - startIndex }
     public var isEmpty: Bool { startIndex == endIndex }
     public var first: UInt8? { isEmpty ? nil : self[startIndex] }
 
-    /// A copy of `bytes`, in storage of its own.
-    @usableFromInline
-    package init(copying bytes: ArraySlice<UInt8>) {
-        self = bytes.withUnsafeBytes { LentBytes(copying: $0) }
-    }
-
     /// A copy of the bytes in an array.
     @usableFromInline
-    func copiedToArray() -> ArraySlice<UInt8> { withUnsafeBytes { [UInt8]($0)[...] } }
+    func copiedToArray() -> ArraySlice<UInt8> { memory.array(startIndex..<endIndex)[...] }
 
     /// Calls `body` with the object that lent the bytes, when it is exactly an `Owner` (the owner given to
     /// ``MultipartBytes/init(lending:owner:)``), borrowed (no reference counted), and the bytes' range in the region
@@ -80,24 +64,22 @@ public struct LentBytes: @unchecked Sendable {
     public func withLender<Owner: AnyObject, Result>(
         _ type: Owner.Type, _ body: (borrowing Owner, Range<Int>) throws -> Result
     ) rethrows -> Result? {
-        // The exact class, compared by its metadata: cheaper than a cast, which walks the class hierarchy.
-        guard let owner, ObjectIdentifier(Swift.type(of: owner)) == ObjectIdentifier(Owner.self) else { return nil }
-        return try body(unsafeDowncast(owner, to: Owner.self), startIndex..<endIndex)
+        try memory.withOwner(type) { try body($0, startIndex..<endIndex) }
     }
 
     /// The bytes, for a reader that needs a pointer (a `write(2)`, a hash); valid inside `body` only.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try body(UnsafeRawBufferPointer(start: base.map { $0 + startIndex }, count: count))
+        try memory.lendRawBytes(startIndex..<endIndex, to: body)
     }
 }
 
-/// What a reader and the parser's engine read (the `ParserInput` conformance is declared beside that protocol, in
-/// `Parsing/`; the collection's, in `Parts/`).
+/// What a reader and the parser's engine read (the `ParserInput` conformance is declared beside that protocol; the
+/// collection's, in `Parts/`).
 extension LentBytes {
     public subscript(index: Int) -> UInt8 {
         @inline(__always) get {
             precondition(index >= startIndex && index < endIndex, "LentBytes index out of range")
-            return base.unsafelyUnwrapped.load(fromByteOffset: index, as: UInt8.self)
+            return memory.byte(at: index)
         }
     }
 
@@ -105,14 +87,14 @@ extension LentBytes {
     public subscript(range: Range<Int>) -> LentBytes {
         @inline(__always) get {
             precondition(range.lowerBound >= startIndex && range.upperBound <= endIndex, "LentBytes range out of range")
-            return LentBytes(owner: owner, base: base, range: range)
+            return LentBytes(memory: memory, range: range)
         }
     }
 
     /// Calls `body` with the bytes, indexed from 0, read in place.
     @inline(__always)
     public func withSpan<Result>(_ body: (Span<UInt8>) throws -> Result) rethrows -> Result {
-        try withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self).span) }
+        try memory.withSpan(startIndex..<endIndex, body)
     }
 
     @inline(__always)
@@ -121,24 +103,17 @@ extension LentBytes {
         startIndex += count
     }
 
+    /// Appends `other`'s bytes: in place while these bytes hold the storage the parser copied them into alone, else
+    /// into new storage.
     package mutating func append(contentsOf other: LentBytes) {
         guard !other.isEmpty else { return }
         guard !isEmpty else {
             self = other
             return
         }
-        // Uniqueness first: the cast below holds a reference of its own.
-        if isUniquelyHeld(), let held = owner as? HeldBytes, held.count == endIndex,
-            held.capacity - endIndex >= other.count
-        {
-            other.withUnsafeBytes { held.append($0) }
-            endIndex += other.count
-            return
-        }
-        let held = HeldBytes(capacity: Swift.max(2 * (count + other.count), 256))
-        withUnsafeBytes { held.append($0) }
-        other.withUnsafeBytes { held.append($0) }
-        self = LentBytes(owner: held, base: UnsafeRawPointer(held.base), range: 0..<held.count)
+        let range = memory.appending(startIndex..<endIndex, other.memory, other.startIndex..<other.endIndex)
+        startIndex = range.lowerBound
+        endIndex = range.upperBound
     }
 
     /// The bytes as one buffer pointer, for the generic algorithms that look for one (`Array(_:)`, a
@@ -146,31 +121,6 @@ extension LentBytes {
     public func withContiguousStorageIfAvailable<Result>(
         _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
     ) rethrows -> Result? {
-        try withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self)) }
-    }
-
-    /// Whether this value holds the only reference to its owner (then its storage may grow in place).
-    private mutating func isUniquelyHeld() -> Bool { isKnownUniquelyReferenced(&owner) }
-}
-
-/// Storage the parser copied lent bytes into: the tail of one chunk joined to the start of the next. Grows in place
-/// only while one ``LentBytes`` holds it (see ``LentBytes/append(contentsOf:)``); its bytes never change once
-/// another value shares it.
-final class HeldBytes: @unchecked Sendable {
-    let base: UnsafeMutableRawPointer
-    let capacity: Int
-    private(set) var count = 0
-
-    init(capacity: Int) {
-        base = .allocate(byteCount: capacity, alignment: 16)
-        self.capacity = capacity
-    }
-
-    deinit { base.deallocate() }
-
-    func append(_ bytes: UnsafeRawBufferPointer) {
-        precondition(bytes.count <= capacity - count, "HeldBytes overflow")
-        if let source = bytes.baseAddress { (base + count).copyMemory(from: source, byteCount: bytes.count) }
-        count += bytes.count
+        try memory.lendBytes(startIndex..<endIndex, to: body)
     }
 }
