@@ -22,8 +22,9 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     var failFinishOfPart: Int?
     /// Fail every `remove`, as a store that went away would.
     var failRemove = false
-    /// How long each append takes, as a slow object store's would.
-    var appendDelay: Duration?
+    /// How long each append takes, as a slow object store's would: it moves `clock` on by that much (no wall time
+    /// passes).
+    var appendDelay: (Duration, on: ManualClock)?
 
     func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
         let key = lock.withLock {
@@ -60,7 +61,7 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
         }
 
         func append(_ chunk: MultipartBytes) async throws {
-            if let delay = store.appendDelay { try await Task.sleep(for: delay) }
+            if let (delay, clock) = store.appendDelay { clock.advance(by: delay) }
             if let limit = store.failAppendPast, bytes.count + chunk.count > limit { throw Failure() }
             bytes += chunk.arraySlice
         }
@@ -251,18 +252,21 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     }
 
     /// A store slower than the body timeout's window: the waits are the store's, not the client's. Each append
-    /// waits 1.5 s, so a window counting the waits would see no byte at all; the client itself need only send 64 KiB
-    /// a second, which a machine whose cores are busy still does (a 1 MiB/s rule over 0.2 s failed there).
-    @Test(.timeLimit(.minutes(5)))
-    func aSlowStoreIsNotASlowClient() async throws {
+    /// takes 1.5 s on the test's clock, so a window counting the waits would see no byte at all; the client's
+    /// chunks themselves arrive at once. Without the pause around the store's calls, the third window fails.
+    @Test func aSlowStoreIsNotASlowClient() async throws {
         let store = RecordingStore()
-        store.appendDelay = .milliseconds(1500)
+        let clock = ManualClock()
+        store.appendDelay = (.milliseconds(1500), on: clock)
         var limits = MultipartSpooler.Limits()
         limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 64 << 10, window: .seconds(1))
         let body = try body()
-        let form = try await MultipartSpooler(store: store, limits: limits).spool(
-            chunkStream(try body.bytes(), size: 64 << 10), contentType: body.contentType)
+        var spooler = MultipartSpooler(store: store, limits: limits)
+        spooler.clock = clock
+        let start = clock.now
+        let form = try await spooler.spool(chunkStream(try body.bytes(), size: 64 << 10), contentType: body.contentType)
         #expect(form.files.count == 3 && store.objectCount == 3)
+        #expect(clock.now - start >= .seconds(3), "the store's appends took their time")
     }
 
     @Test func aCancelledSpoolStillEmptiesTheStore() async throws {

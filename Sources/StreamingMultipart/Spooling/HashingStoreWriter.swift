@@ -1,9 +1,10 @@
 /// Streams one file part into its ``MultipartStoreWriter`` and hashes it, the two overlapped, whatever the store: the
-/// spool folder, S3, a store of the caller's. Bytes are gathered into batches (about 1 MiB for the spool folder; a
-/// chunk for any other store, see ``batchBytes``); each batch is handed to the store, then hashed by a task of its own
-/// when it is at least ``overlapMinimum``, which goes on while this one gathers and stores the next batch. Batch N + 1's
-/// task starts as soon as the batch is stored and continues from batch N's digest the moment it is ready, so the hash
-/// runs back to back; the writer waits for batch N's hash before it gathers batch N + 3.
+/// spool folder, S3, a store of the caller's. Bytes are gathered into batches of the size the store asks for (1 MiB
+/// for the spool folder; a chunk for a store that asks for none, see ``batchBytes``); each batch is handed to the
+/// store, then hashed by a task of its own when it is at least ``overlapMinimum``, which goes on while this one
+/// gathers and stores the next batch. Batch N + 1's task starts as soon as the batch is stored and continues from
+/// batch N's digest the moment it is ready, so the hash runs back to back; the writer waits for batch N's hash before
+/// it gathers batch N + 3.
 ///
 /// Hashing alone (SHA-256 with SHA-NI) is slower than the kernel's copy into the page cache, so a spooler that
 /// hashed and then wrote each batch would run at the sum of the two times (`Benchmarks/`, SpoolBenchmarks). Memory:
@@ -34,12 +35,10 @@ struct HashingStoreWriter: ~Copyable {
     /// another batch.
     private var inLine: Task<any SpoolDigest, Never>?
 
-    /// Bytes gathered before a batch is stored: ``folderBatchBytes`` for the spool folder; 0 for any other store, which
-    /// gets each chunk as it comes, since a store that gathers bytes (S3's parts) counts them against its own memory
-    /// budget, and a batch held here would be memory no budget sees (50 slow uploads, 50 MiB).
+    /// Bytes gathered before a batch is stored: what the store asks for
+    /// (``MultipartStoreWriter/preferredBatchBytes``, 1 MiB for the spool folder, 0 for S3's), a batch hashed beside
+    /// the next.
     let batchBytes: Int
-    /// The spool folder's batch: one `write(2)` run per MiB, hashed beside the next.
-    static let folderBatchBytes = 1 << 20
     /// Slices gathered before a batch is stored (tiny chunks from a slow client).
     static let batchSlices = 256
     /// The smallest batch worth another thread: below it the bytes are hashed here.
@@ -49,7 +48,7 @@ struct HashingStoreWriter: ~Copyable {
     init(_ store: any MultipartStoreWriter, digest: consuming (any SpoolDigest)?, watchdog: BodyWatchdog?) {
         self.store = store
         self.watchdog = watchdog
-        batchBytes = store is SpoolFolderWriter ? Self.folderBatchBytes : 0
+        batchBytes = max(0, store.preferredBatchBytes)
         hashing = digest.map { .done($0) } ?? .off
     }
 

@@ -46,6 +46,22 @@ public protocol MultipartStoreWriter: Sendable {
     /// Gives the file up and removes what it wrote. Called once, instead of ``finish(byteCount:digest:)`` or when
     /// it failed.
     func abort() async
+
+    /// The bytes the spooler gathers before each ``append(_:)``: 0 (the default) hands each chunk on as it comes.
+    /// A store that gathers bytes itself (S3's parts) keeps 0, since it counts what it holds against its own memory
+    /// budget, and a batch the spooler held for it would be memory no budget sees (50 slow uploads, 50 MiB). A store
+    /// whose calls cost more than the bytes (a `write(2)` each) asks for more: the spool folder asks for 1 MiB, one
+    /// `write(2)` run a MiB. The spooler gathers at most 256 slices whatever the size asked.
+    ///
+    /// ```swift
+    /// var preferredBatchBytes: Int { 1 << 20 }
+    /// ```
+    var preferredBatchBytes: Int { get }
+}
+
+extension MultipartStoreWriter {
+    /// Each chunk as it comes.
+    public var preferredBatchBytes: Int { 0 }
 }
 
 /// What the client said of a file part, for a ``MultipartFileStore`` to begin it with.

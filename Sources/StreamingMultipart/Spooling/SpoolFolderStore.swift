@@ -38,6 +38,9 @@ struct SpoolFolderStore: MultipartFileStore {
 /// `@unchecked Sendable`: the spooler calls it from one task, one call after another (``abort()`` too, from the task
 /// that cleans up after that one), never at once.
 final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
+    /// One `write(2)` run a MiB, hashed beside the next: the folder's calls cost more than their bytes.
+    var preferredBatchBytes: Int { 1 << 20 }
+
     private let temporary: TemporaryFile
     private let file: MultipartStoreFile
     private let budget: MultipartSpooler.DiskBudget?
