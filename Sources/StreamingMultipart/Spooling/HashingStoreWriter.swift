@@ -39,6 +39,8 @@ struct HashingStoreWriter: ~Copyable {
     /// (``MultipartStoreWriter/preferredBatchBytes``, 1 MiB for the spool folder, 0 for S3's), a batch hashed beside
     /// the next.
     let batchBytes: Int
+    /// The most a store may ask for: what one upload's batch holds in memory stays bounded whatever a store says.
+    static let maxBatchBytes = 8 << 20
     /// Slices gathered before a batch is stored (tiny chunks from a slow client).
     static let batchSlices = 256
     /// The smallest batch worth another thread: below it the bytes are hashed here.
@@ -48,7 +50,7 @@ struct HashingStoreWriter: ~Copyable {
     init(_ store: any MultipartStoreWriter, digest: consuming (any SpoolDigest)?, watchdog: BodyWatchdog?) {
         self.store = store
         self.watchdog = watchdog
-        batchBytes = max(0, store.preferredBatchBytes)
+        batchBytes = min(max(0, store.preferredBatchBytes), Self.maxBatchBytes)
         hashing = digest.map { .done($0) } ?? .off
     }
 

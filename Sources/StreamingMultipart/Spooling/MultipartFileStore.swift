@@ -51,7 +51,7 @@ public protocol MultipartStoreWriter: Sendable {
     /// A store that gathers bytes itself (S3's parts) keeps 0, since it counts what it holds against its own memory
     /// budget, and a batch the spooler held for it would be memory no budget sees (50 slow uploads, 50 MiB). A store
     /// whose calls cost more than the bytes (a `write(2)` each) asks for more: the spool folder asks for 1 MiB, one
-    /// `write(2)` run a MiB. The spooler gathers at most 256 slices whatever the size asked.
+    /// `write(2)` run a MiB. The spooler gathers at most 256 slices, and at most 8 MiB, whatever the size asked.
     ///
     /// ```swift
     /// var preferredBatchBytes: Int { 1 << 20 }
