@@ -36,12 +36,13 @@ public final class MultipartMemoryBudget: Sendable {
 
         /// Takes the waiters at the front that fit in `bytes`, and their bytes: the caller resumes them.
         mutating func takeReady(within bytes: Int) -> [CheckedContinuation<Void, any Error>] {
-            var ready: [CheckedContinuation<Void, any Error>] = []
-            while let first = waiters.first, used + first.count <= bytes {
-                used += first.count
-                ready.append(waiters.removeFirst().continuation)
+            var taken = 0
+            while taken < waiters.count, used + waiters[taken].count <= bytes {
+                used += waiters[taken].count
+                taken += 1
             }
-            return ready
+            defer { waiters.removeFirst(taken) }  // once: a wake-up costs what it wakes, not that times the queue
+            return waiters[..<taken].map(\.continuation)
         }
     }
 
