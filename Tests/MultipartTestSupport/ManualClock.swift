@@ -1,4 +1,4 @@
-package import StreamingMultipart
+import StreamingMultipart
 
 /// A clock that moves only when the test moves it (``advance(by:)``): the body timeout's windows, a resumable
 /// upload's window and lifetime run on it, so that a test of them waits on no wall time and cannot fail because a
