@@ -57,7 +57,8 @@ extension S3Store {
         /// never runs into S3's 10,000. Default 4.
         public var concurrency: Int
         /// The memory all uploads into S3 hold together, shared by every store given it: a part's buffer is charged to
-        /// it 1 MiB at a time as it fills, and an upload that finds no room waits, then fails with 503
+        /// it whole when the part begins (so at most `memoryBudget ÷ partSize` files gather a part at once; the rest
+        /// wait holding none of it), and an upload that finds no room waits, then fails with 503
         /// (`MultipartError.Code.serverBusy`). Default `MultipartMemoryBudget.shared` (256 MiB),
         /// one for the whole process.
         public var memoryBudget: MultipartMemoryBudget

@@ -12,8 +12,10 @@ import StreamingMultipart
 ///
 /// Its ``State``: nothing sent → a multipart upload open at the first full part → stored (completed, or put whole)
 /// or ended (aborted). Memory: the part being gathered and the parts in flight, `partSize × (concurrency + 1)`: each
-/// part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged to
-/// ``S3Store/Configuration/memoryBudget`` 1 MiB at a time as it fills, so that all uploads together stay within it.
+/// part is one ``PartBuffer``, filled from the chunks (their one copy) and sent in small copies, and charged whole to
+/// ``S3Store/Configuration/memoryBudget`` when it begins, so that all uploads together stay within it and no upload
+/// waits for room while holding a part it has only partly paid for (which let 50 slow uploads each hold 1 MiB of a
+/// 48 MiB budget, none able to finish a part, until all failed).
 actor S3Upload: MultipartStoreWriter {
     /// A part S3 acknowledged.
     struct Part: Sendable {
@@ -103,8 +105,7 @@ actor S3Upload: MultipartStoreWriter {
                 parts.gathered = part
                 return (part, size)
             }
-            let reach = min(size, part.count + bytes.count - offset)
-            if reach > part.charged { try await charge(part, toHold: reach) }
+            if part.charged < size { try await charge(part, toHold: size) }
             offset += bytes.withSpan { part.append($0.extracting(offset...), upTo: size) }
             if part.count == size {
                 try withParts { $0.gathered = nil }
@@ -262,13 +263,14 @@ actor S3Upload: MultipartStoreWriter {
         return PartBuffer(capacity: size, budget: budget)
     }
 
-    /// Charges `part` to the memory budget for holding `count` bytes, 1 MiB at a time. When the budget has no room
-    /// now, this upload first gives back all it holds but the part (it waits for its parts in flight and drops its
-    /// spare buffers), so that no upload waits while holding more than the part it gathers.
+    /// Charges `part` to the memory budget for holding `count` bytes, all at once before its first byte. When the
+    /// budget has no room now, this upload first gives back all it holds (it waits for its parts in flight and drops
+    /// its spare buffers), so that a waiting upload holds nothing of the budget: no set of waiters can hold it all
+    /// between them and starve each other.
     ///
     /// - Throws: `MultipartError.Code.serverBusy` when the budget has no room within its wait.
     private func charge(_ part: PartBuffer, toHold count: Int) async throws {
-        let step = min(part.capacity, (count + Self.chargeStep - 1) / Self.chargeStep * Self.chargeStep) - part.charged
+        let step = min(part.capacity, count) - part.charged
         guard step > 0 else { return }
         let budget = configuration.memoryBudget
         if !budget.tryReserve(step) {
@@ -278,9 +280,6 @@ actor S3Upload: MultipartStoreWriter {
         }
         part.charged += step
     }
-
-    /// The memory charged to the budget at a time.
-    static let chargeStep = 1 << 20
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
     /// part's checksum is computed there too); the part is lent to its requests until S3 answers.
