@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "StreamingMultipartURLSession", targets: ["StreamingMultipartURLSession"]),
         .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
         .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
+        .library(name: "StreamingMultipartServer", targets: ["StreamingMultipartServer"]),
         .library(name: "StreamingMultipartAsyncHTTPClient", targets: ["StreamingMultipartAsyncHTTPClient"]),
         .library(name: "StreamingMultipartS3", targets: ["StreamingMultipartS3"]),
         // Built only with their trait on: `.package(url: …, traits: ["Hummingbird"])`.
@@ -70,10 +71,17 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
-            // ByteBuffer and HTTP/1 glue for servers and AsyncHTTPClient: swift-nio only.
+            // ByteBuffer glue for servers and AsyncHTTPClient: chunks in and out, NIOCore only.
             name: "StreamingMultipartNIO",
+            dependencies: ["StreamingMultipart", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: upcoming
+        ),
+        .target(
+            // What any upload server needs below its framework: connection guards, admission, 100-continue, the
+            // resumable server, the heap setting; the Hummingbird and Vapor products are thin on it. swift-nio only.
+            name: "StreamingMultipartServer",
             dependencies: [
-                "StreamingMultipart", .product(name: "NIOCore", package: "swift-nio"),
+                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -110,7 +118,8 @@ let package = Package(
             // Empty unless the trait is on.
             name: "StreamingMultipartHummingbird",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
+                "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(
@@ -129,7 +138,8 @@ let package = Package(
             // Upload routes on Vapor: typed forms from requests, errors as Vapor's answers. Empty unless the trait is on.
             name: "StreamingMultipartVapor",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
+                "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: upcoming
@@ -183,6 +193,14 @@ let package = Package(
             name: "StreamingMultipartNIOTests",
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartNIO", "MultipartTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartServerTests",
+            dependencies: [
+                "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer", "MultipartTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -240,6 +258,7 @@ let package = Package(
             name: "DocumentationTests",  // the README's and the DocC catalogs' examples, compiled and run
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartNIO",
+                "StreamingMultipartServer",
                 "StreamingMultipartCrypto", "StreamingMultipartAsyncHTTPClient", "StreamingMultipartS3",
                 "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -26,6 +26,7 @@ let package = Package(
             dependencies: [
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartS3", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartHummingbird", package: root.lastPathComponent),

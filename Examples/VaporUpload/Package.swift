@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartVapor", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"),
@@ -31,7 +32,7 @@ let package = Package(
         .executableTarget(
             name: "VaporUploadServer",
             dependencies: [
-                "VaporUpload", .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                "VaporUpload", .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"),
             ]
         ),
@@ -49,6 +50,7 @@ let package = Package(
                 "VaporUpload", .product(name: "StreamingMultipart", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"), .product(name: "VaporTesting", package: "vapor"),
             ]
         ),

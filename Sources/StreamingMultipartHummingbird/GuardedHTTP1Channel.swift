@@ -4,7 +4,7 @@ public import Logging
 public import NIOCore
 public import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
-public import StreamingMultipartNIO
+public import StreamingMultipartServer
 
 /// Hummingbird's HTTP/1 child channel with the library's `HTTPServerGuards` (StreamingMultipartNIO), placed below
 /// Hummingbird's conversion to HTTPTypes, where a request's HTTP version and framing are still visible:

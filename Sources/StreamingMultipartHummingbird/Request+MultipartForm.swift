@@ -2,6 +2,7 @@
 public import Hummingbird
 public import StreamingMultipart
 public import StreamingMultipartNIO
+public import StreamingMultipartServer
 
 extension Request {
     /// Streams this request's form, `multipart/form-data` or `application/x-www-form-urlencoded` alike, through

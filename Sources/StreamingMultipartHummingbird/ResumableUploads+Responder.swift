@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTPTypes
 import ServiceLifecycle
 import StreamingMultipart
-import StreamingMultipartNIO
+import StreamingMultipartServer
 
 /// Serves ``StreamingMultipartNIO/ResumableUploads`` around a Hummingbird responder: the upload resources
 /// (`HEAD`, `PATCH`, `DELETE` under ``StreamingMultipartNIO/ResumableUploads/resourcePrefix``) and the routes of the

@@ -1,6 +1,7 @@
 #if Vapor
 public import StreamingMultipart
 public import StreamingMultipartNIO
+public import StreamingMultipartServer
 public import Vapor
 
 extension Request {

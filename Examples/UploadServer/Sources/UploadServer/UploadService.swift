@@ -5,6 +5,7 @@ import NIOCore
 import StreamingMultipart
 import StreamingMultipartHummingbird
 import StreamingMultipartNIO
+import StreamingMultipartServer
 
 /// `POST /upload`: streams the request body through the parser into the spooler (never collecting it whole) and
 /// answers the form as JSON; the spooled files are removed once the answer is made.

@@ -8,6 +8,7 @@ import StreamingMultipartCrypto
 import StreamingMultipartHummingbird
 import StreamingMultipartNIO
 import StreamingMultipartS3
+import StreamingMultipartServer
 
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
 

@@ -2,6 +2,7 @@ import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
+import StreamingMultipartServer
 import StreamingMultipartVapor
 import Vapor
 

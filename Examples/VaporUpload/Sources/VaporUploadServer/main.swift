@@ -1,5 +1,5 @@
 import Foundation
-import StreamingMultipartNIO
+import StreamingMultipartServer
 import Vapor
 import VaporUpload
 

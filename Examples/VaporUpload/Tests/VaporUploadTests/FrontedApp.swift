@@ -2,6 +2,7 @@ import ExampleTestSupport
 import Foundation
 import StreamingMultipart
 import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 import VaporUpload
 

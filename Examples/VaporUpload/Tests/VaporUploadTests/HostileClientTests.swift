@@ -2,6 +2,7 @@ import ExampleTestSupport
 import Foundation
 import StreamingMultipart
 import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 
 /// The hostile-client suite the Hummingbird example passes (`Examples/UploadServer/Scripts/hostile_clients.py`,

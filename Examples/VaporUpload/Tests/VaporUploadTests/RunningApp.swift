@@ -3,6 +3,7 @@ import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 import Vapor
 import VaporUpload

@@ -2,7 +2,7 @@ import Foundation
 import MultipartTestSupport
 import NIOCore
 import StreamingMultipart
-import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 
 /// The slots of an upload server: a limit per address, and room made by cutting the slowest upload below the

@@ -1,4 +1,4 @@
-import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 
 /// The heap setting takes where glibc is (it finds `mallopt` by name and glibc accepts the threshold), and is a

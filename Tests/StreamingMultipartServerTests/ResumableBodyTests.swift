@@ -2,7 +2,7 @@ import Foundation
 import MultipartTestSupport
 import NIOCore
 import StreamingMultipart
-import StreamingMultipartNIO
+import StreamingMultipartServer
 import Testing
 
 /// One resumable upload's body: requests feed it in turn, each from the offset its reader got to, and the reader sees

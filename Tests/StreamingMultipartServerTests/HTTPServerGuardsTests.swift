@@ -4,7 +4,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-@testable import StreamingMultipartNIO
+@testable import StreamingMultipartServer
 
 /// `configureGuardedHTTPServerPipeline(guards:)` on an embedded channel, with NIO's real HTTP/1 codec and the clock
 /// moved by hand: each guard answers what it is for and closes. The Hummingbird example's hostile-client suite drives

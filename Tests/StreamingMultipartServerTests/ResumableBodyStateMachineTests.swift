@@ -2,7 +2,7 @@ import NIOCore
 import StreamingMultipart
 import Testing
 
-@testable import StreamingMultipartNIO
+@testable import StreamingMultipartServer
 
 /// The rows of ResumableBody's table that races decide, on its state machine alone: no task pulls, no timer runs,
 /// so each interleaving is written out in order. ResumableBodyTests runs the whole body.

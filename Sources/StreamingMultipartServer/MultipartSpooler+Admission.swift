@@ -1,5 +1,6 @@
 public import NIOCore
 public import StreamingMultipart
+import StreamingMultipartNIO
 
 extension MultipartSpooler {
     /// The core's `MultipartSpooler.withDecodedForm(as:_:contentType:…)` for a server's

@@ -5,7 +5,7 @@ import NIOEmbedded
 import NIOHTTP1
 import Testing
 
-@testable import StreamingMultipartNIO
+@testable import StreamingMultipartServer
 
 /// `100 Continue` goes out in order on a real HTTP/1 pipeline (NIO's decoder and encoder on an embedded channel): for
 /// the request being answered, after every earlier response, never after the final response began, never twice,
