@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "StreamingMultipart", targets: ["StreamingMultipart"]),
+        .library(name: "StreamingMultipartUploadClient", targets: ["StreamingMultipartUploadClient"]),
         .library(name: "StreamingMultipartURLSession", targets: ["StreamingMultipartURLSession"]),
         .library(name: "StreamingMultipartCrypto", targets: ["StreamingMultipartCrypto"]),
         .library(name: "StreamingMultipartNIO", targets: ["StreamingMultipartNIO"]),
@@ -61,8 +62,14 @@ let package = Package(
             swiftSettings: upcoming
         ),
         .target(
+            // The upload client's policy that the one-call uploads and the S3 store share: the plan (redirects,
+            // retries), MultipartRetry, and the fields of resumable uploads. Foundation only; no multipart type.
+            name: "StreamingMultipartUploadClient",
+            swiftSettings: upcoming
+        ),
+        .target(
             name: "StreamingMultipartURLSession",  // URLRequest conveniences: the one target with FoundationNetworking
-            dependencies: ["StreamingMultipart"],
+            dependencies: ["StreamingMultipart", "StreamingMultipartUploadClient"],
             swiftSettings: upcoming
         ),
         .target(
@@ -81,7 +88,8 @@ let package = Package(
             // resumable server, the heap setting; the Hummingbird and Vapor products are thin on it. swift-nio only.
             name: "StreamingMultipartServer",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO", .product(name: "NIOCore", package: "swift-nio"),
+                "StreamingMultipart", "StreamingMultipartUploadClient", "StreamingMultipartNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -91,7 +99,7 @@ let package = Package(
             // One-call uploads over AsyncHTTPClient: the one library target with it (and so with BoringSSL).
             name: "StreamingMultipartAsyncHTTPClient",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO",
+                "StreamingMultipart", "StreamingMultipartUploadClient", "StreamingMultipartNIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -104,7 +112,8 @@ let package = Package(
             // swift-crypto.
             name: "StreamingMultipartS3",
             dependencies: [
-                "StreamingMultipart", .product(name: "Crypto", package: "swift-crypto"),
+                "StreamingMultipart", "StreamingMultipartUploadClient",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -118,7 +127,8 @@ let package = Package(
             // Empty unless the trait is on.
             name: "StreamingMultipartHummingbird",
             dependencies: [
-                "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer",
+                "StreamingMultipart", "StreamingMultipartUploadClient", "StreamingMultipartNIO",
+                "StreamingMultipartServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
@@ -182,6 +192,11 @@ let package = Package(
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: upcoming
+        ),
+        .testTarget(
+            name: "StreamingMultipartUploadClientTests",
+            dependencies: ["StreamingMultipartUploadClient"],
             swiftSettings: upcoming
         ),
         .testTarget(
@@ -258,7 +273,7 @@ let package = Package(
             name: "DocumentationTests",  // the README's and the DocC catalogs' examples, compiled and run
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartURLSession", "StreamingMultipartNIO",
-                "StreamingMultipartServer",
+                "StreamingMultipartServer", "StreamingMultipartUploadClient",
                 "StreamingMultipartCrypto", "StreamingMultipartAsyncHTTPClient", "StreamingMultipartS3",
                 "MultipartTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

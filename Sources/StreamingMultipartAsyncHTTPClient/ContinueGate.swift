@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import StreamingMultipart
+import StreamingMultipartUploadClient
 
 /// One attempt's wait for `100 Continue`: the body's first buffer is held until the gate opens, as curl holds a
 /// body sent with `Expect: 100-continue` (RFC 9110 §10.1.1). The gate only delays that buffer: the bytes are the

@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 public import Foundation
 public import NIOHTTP1
 public import StreamingMultipart
+@_exported public import StreamingMultipartUploadClient
 
 extension HTTPClient {
     /// How `HTTPClient/upload(_:to:method:headers:options:progress:)` sends a form: retries, redirects, timeouts,

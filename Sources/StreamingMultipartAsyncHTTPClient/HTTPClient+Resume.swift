@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import StreamingMultipart
 import StreamingMultipartNIO
+import StreamingMultipartUploadClient
 
 extension HTTPClient {
     /// Sends the rest of an upload whose connection failed after the server announced resumption at `location`

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 public import NIOHTTP1
 public import StreamingMultipart
+import StreamingMultipartUploadClient
 
 extension HTTPClient {
     /// Sends a form and returns the response, following redirects and retrying as curl's `-L --retry` would,

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import StreamingMultipart
+import StreamingMultipartUploadClient
 
 /// The core's `UploadPlan` in AsyncHTTPClient's types: its headers and method as NIO's, and which of
 /// AsyncHTTPClient's and NIO's errors are worth another attempt.

@@ -6,6 +6,7 @@ import NIOHTTPTypes
 import ServiceLifecycle
 import StreamingMultipart
 import StreamingMultipartServer
+import StreamingMultipartUploadClient
 
 /// Serves ``StreamingMultipartNIO/ResumableUploads`` around a Hummingbird responder: the upload resources
 /// (`HEAD`, `PATCH`, `DELETE` under ``StreamingMultipartNIO/ResumableUploads/resourcePrefix``) and the routes of the

@@ -1,5 +1,6 @@
 public import Foundation
 public import StreamingMultipart
+@_exported public import StreamingMultipartUploadClient
 
 extension S3Store {
     /// Where an ``S3Store`` puts files and how: the endpoint, bucket, key prefix, credentials, and the multipart

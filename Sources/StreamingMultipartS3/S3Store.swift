@@ -3,6 +3,7 @@ import Foundation
 public import Logging
 import NIOHTTP1
 public import StreamingMultipart
+import StreamingMultipartUploadClient
 
 /// A `MultipartFileStore` that streams each file part into an S3 bucket (AWS, or an S3-compatible engine: Ceph's
 /// radosgw, MinIO, Garage, SeaweedFS, R2) as a multipart upload: parts of ``S3Store/Configuration/partSize`` go up while

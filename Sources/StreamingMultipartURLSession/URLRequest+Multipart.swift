@@ -1,8 +1,9 @@
 // The URLSession glue, a module of its own so that a server built on the core links neither FoundationNetworking
-// nor libcurl. A client imports this module alone: it re-exports the core.
+// nor libcurl. A client imports this module alone: it re-exports the core and the upload policy its options name.
 
 public import Foundation
 @_exported public import StreamingMultipart
+@_exported public import StreamingMultipartUploadClient
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking

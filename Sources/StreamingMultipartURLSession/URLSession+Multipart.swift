@@ -3,6 +3,7 @@ public import StreamingMultipart
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
+import StreamingMultipartUploadClient
 #endif
 
 extension URLSession {

@@ -17,6 +17,14 @@ import Testing
         AsyncThrowingStream.makeStream(of: ByteBuffer.self)
     }
 
+    /// Pauses `body`: its creation request sends `text` and drops.
+    func pause(_ body: ResumableBody, after text: String) async {
+        let (creation, creationFeed) = request()
+        creationFeed.yield(ByteBuffer(string: text))
+        creationFeed.finish(throwing: Dropped())
+        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+    }
+
     func readAll(_ body: ResumableBody) -> Task<String, any Error> {
         Task {
             var text = ""
@@ -30,10 +38,7 @@ import Testing
     @Test func anAppendFromTheReadersOffsetCompletesTheBody() async throws {
         let body = ResumableBody(window: .seconds(60))
         let reading = readAll(body)
-        let (creation, creationFeed) = request()
-        creationFeed.yield(ByteBuffer(string: "hello "))
-        creationFeed.finish(throwing: Dropped())
-        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await pause(body, after: "hello ")
         #expect(body.offset == 6 && !body.isOver)
 
         let (stale, staleFeed) = request()
@@ -75,10 +80,7 @@ import Testing
         let clock = ManualClock()
         let body = ResumableBody(window: .seconds(60), clock: clock)
         let reading = readAll(body)
-        let (creation, creationFeed) = request()
-        creationFeed.yield(ByteBuffer(string: "part"))
-        creationFeed.finish(throwing: Dropped())
-        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await pause(body, after: "part")
         await clock.waitForSleepers(2)  // the lifetime and the window
         clock.advance(by: .seconds(59))
         #expect(!body.isOver)
@@ -99,10 +101,7 @@ import Testing
         let clock = ManualClock()
         let body = ResumableBody(window: .seconds(300), clock: clock)
         let reading = readAll(body)
-        let (creation, creationFeed) = request()
-        creationFeed.yield(ByteBuffer(string: "part"))
-        creationFeed.finish(throwing: Dropped())
-        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await pause(body, after: "part")
         await clock.waitForSleepers(2)  // the lifetime and the window
         var refused = false
         for step in 1...5 {
@@ -156,10 +155,7 @@ import Testing
     @Test func aCutEndsAPausedUploadAtOnce() async throws {
         let body = ResumableBody(window: .seconds(600))
         let reading = readAll(body)
-        let (creation, creationFeed) = request()
-        creationFeed.yield(ByteBuffer(string: "part"))
-        creationFeed.finish(throwing: Dropped())
-        await #expect(throws: Dropped.self) { try await body.append(from: 0, creation, completes: true) }
+        await pause(body, after: "part")
         body.cut()
         let error = await #expect(throws: MultipartError.self) { try await reading.value }
         #expect(error?.code == .cancelled && error?.message.contains("make room") == true)
@@ -360,10 +356,7 @@ extension ResumableBodyTests {
     @Test func aShutdownEndsPausedUploadsAtOnce() async throws {
         let paused = ResumableBody(window: .seconds(600))
         let pausedReading = readAll(paused)
-        let (first, firstFeed) = request()
-        firstFeed.yield(ByteBuffer(string: "some"))
-        firstFeed.finish(throwing: Dropped())
-        await #expect(throws: Dropped.self) { try await paused.append(from: 0, first, completes: true) }
+        await pause(paused, after: "some")
         paused.shutDown()
         let error = await #expect(throws: MultipartError.self) { try await pausedReading.value }
         #expect(error?.code == .cancelled && error?.message.contains("shut down") == true)

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 package import NIOHTTP1
 import StreamingMultipart
+import StreamingMultipartUploadClient
 
 /// Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 3, 5 and 6) for a NIO server's upload
 /// routes: a client whose connection drops sends only the rest of its body, and the route reads one body that paused

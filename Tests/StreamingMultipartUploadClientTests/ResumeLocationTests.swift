@@ -1,5 +1,5 @@
 import Foundation
-import StreamingMultipart
+import StreamingMultipartUploadClient
 import Testing
 
 /// A `104`'s `Location` is resumed only on the upload's own origin: a server (or whoever answers for it) cannot send

@@ -4,9 +4,9 @@ package import Foundation
 /// (refused, reset, closed early, a timeout) or an answer of 408, 429 or 5xx (but 501 and 505, which no retry
 /// changes), waiting `Retry-After` when the server sends it, else a backoff that doubles.
 ///
-/// The uploads of `StreamingMultipartAsyncHTTPClient` and `StreamingMultipartURLSession` take it; a retry sends the
-/// whole body again, produced anew from its parts, so only a body that can be produced again is retried
-/// (``MultipartBody/isReproducible``).
+/// The uploads of `StreamingMultipartAsyncHTTPClient` and `StreamingMultipartURLSession` take it, and `S3Store` for its
+/// requests; a retry sends the whole body again, produced anew from its parts, so only a body that can be produced
+/// again is retried (`MultipartBody.isReproducible`, in the core).
 ///
 /// ```swift
 /// let retry = MultipartRetry(attempts: 3)  // waits 1 s, 2 s, 4 s, or what Retry-After says, at most 10 minutes

@@ -1,5 +1,5 @@
 import Foundation
-import StreamingMultipart
+import StreamingMultipartUploadClient
 import Testing
 
 /// The decisions between attempts that both one-call uploads follow, without a network.
