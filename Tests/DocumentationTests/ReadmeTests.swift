@@ -12,27 +12,30 @@ import FoundationNetworking
 #endif
 
 /// The README's examples compile exactly as printed, imports included: each ```swift block of README.md is, whole,
-/// one file of `Tests/DocumentationTests/Readme/` (in order), compiled into this target; the tests here run them.
-/// The blocks of a server framework (they import Hummingbird or Vapor, which this package builds only with its
-/// traits on) are, whole, the examples' small apps, which the examples compile and test.
+/// one file of `Tests/DocumentationTests/Readme/` (in order), compiled into this target; the tests here, and those
+/// of the DocC blocks that use them, run them. The block of a server framework (it imports Hummingbird, which this
+/// package builds only with its trait on) is, whole, the Hummingbird example's small app, which that example
+/// compiles and tests. The blocks that are `Package.swift` files are loaded by SwiftPM, and each product and trait
+/// they take from this package must be one it has.
 @Suite(.serialized) struct ReadmeTests {
-    static let frameworkBlocks = [
-        "Examples/UploadServer/Sources/SmallUploadServer/main.swift",
-        "Examples/VaporUpload/Sources/VaporUpload/SmallApp.swift",
-    ]
+    static let frameworkBlocks = ["Examples/UploadServer/Sources/SmallUploadServer/main.swift"]
+
+    static func blocks() throws -> [String] {
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+        return readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    }
+
+    static func isManifest(_ block: String) -> Bool { block.hasPrefix("// swift-tools-version") }
 
     @Test func everySwiftBlockOfTheReadmeIsAFileCompiledAsItIs() throws {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let all = readme.components(separatedBy: "```swift\n").dropFirst().map {
-            $0.components(separatedBy: "```")[0]
-        }
+        let all = try Self.blocks().filter { !Self.isManifest($0) }
         func importsFramework(_ block: String) -> Bool {
             block.contains("\nimport Hummingbird\n") || block.contains("\nimport Vapor\n")
         }
         let apps = try Self.frameworkBlocks.map {
             try String(contentsOf: Repository.root.appendingPathComponent($0), encoding: .utf8)
         }
-        #expect(all.filter(importsFramework) == apps, "the README's server blocks are not the examples' small apps")
+        #expect(all.filter(importsFramework) == apps, "the README's server block is not the example's small app")
         let blocks = all.filter { !importsFramework($0) }
         let folder = Repository.root.appendingPathComponent("Tests/DocumentationTests/Readme")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
@@ -42,6 +45,50 @@ import FoundationNetworking
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             #expect(block == text, "README block differs from Readme/\(file):\n\(block)")
             #expect(block.hasPrefix("import "), "README block \(file) does not begin with its imports")
+        }
+    }
+
+    /// What `swift package dump-package` says of the manifest in `folder`, with a build folder of its own in
+    /// `scratch` (the package's own is locked by the `swift test` that runs this).
+    static func dumpPackage(_ folder: URL, scratch: URL) throws -> [String: Any] {
+        let swift = try #require(executableOnPath("swift"))
+        let result = try runProgram(
+            swift, ["package", "--package-path", folder.path, "--scratch-path", scratch.path, "dump-package"])
+        try #require(result.status == 0, "dump-package failed in \(folder.path): \(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutText.utf8)) as? [String: Any])
+    }
+
+    /// The three `Package.swift` files (a client, a Hummingbird server, a Vapor server) load in SwiftPM, each beside a
+    /// checkout named `StreamingMultipart` as the README says, and take only products and traits this package has.
+    @Test(.enabled(if: executableOnPath("swift") != nil, "needs the swift driver on PATH to load the manifests"))
+    func everyPackageManifestOfTheReadmeLoadsAndNamesRealProducts() throws {
+        let manifests = try Self.blocks().filter(Self.isManifest)
+        #expect(manifests.count == 3, "a client's, a Hummingbird server's and a Vapor server's")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = try Self.dumpPackage(Repository.root, scratch: folder.url.appendingPathComponent("scratch"))
+        let products = Set(((root["products"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
+        let traits = Set(((root["traits"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
+        #expect(products.contains("StreamingMultipartHummingbird") && traits.contains("Hummingbird"))
+        // The README's layout: the app beside a checkout named StreamingMultipart.
+        try FileManager.default.createSymbolicLink(
+            at: folder.url.appendingPathComponent("StreamingMultipart"), withDestinationURL: Repository.root)
+        for (index, manifest) in manifests.enumerated() {
+            let app = folder.url.appendingPathComponent("app\(index)")
+            try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+            try manifest.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+            let dump = try Self.dumpPackage(app, scratch: app.appendingPathComponent(".build"))
+            let ours = ((dump["dependencies"] as? [[String: Any]]) ?? []).compactMap {
+                ($0["fileSystem"] as? [[String: Any]])?.first
+            }
+            try #require(ours.count == 1, "manifest \(index + 1) depends on the checkout by path")
+            let asked = Set(((ours[0]["traits"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
+            #expect(asked.isSubset(of: traits), "manifest \(index + 1) turns on \(asked.subtracting(traits))")
+            let taken = ((dump["targets"] as? [[String: Any]]) ?? []).flatMap {
+                ($0["dependencies"] as? [[String: Any]]) ?? []
+            }.compactMap { $0["product"] as? [Any] }.filter { $0.count > 1 && $0[1] as? String == "StreamingMultipart" }
+                .compactMap { $0[0] as? String }
+            #expect(!taken.isEmpty && Set(taken).isSubset(of: products), "manifest \(index + 1) takes \(taken)")
         }
     }
 
