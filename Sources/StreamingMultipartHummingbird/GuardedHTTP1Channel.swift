@@ -6,7 +6,7 @@ public import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 public import StreamingMultipartServer
 
-/// Hummingbird's HTTP/1 child channel with the library's `HTTPServerGuards` (StreamingMultipartNIO), placed below
+/// Hummingbird's HTTP/1 child channel with the library's `HTTPServerGuards` (StreamingMultipartServer), placed below
 /// Hummingbird's conversion to HTTPTypes, where a request's HTTP version and framing are still visible:
 ///
 /// ```
@@ -32,7 +32,7 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     ///   - responder: the application's responder.
     ///   - guards: the header deadline, write timeout, linger and connection limit.
     ///   - idleTimeout: nothing read or written for this long closes the connection.
-    ///   - resumableUploads: the uploads offered resumption (`ResumableUploads`, StreamingMultipartNIO); their
+    ///   - resumableUploads: the uploads offered resumption (`ResumableUploads`, StreamingMultipartServer); their
     ///     resources and routes are served around `responder`. Nil for none.
     public init(
         responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration,
@@ -80,7 +80,7 @@ extension HTTPServerBuilder {
     ///   - idleTimeout: nothing read or written for this long closes the connection.
     ///   - resumableUploads: the uploads offered resumption (draft-ietf-httpbis-resumable-upload): a client whose
     ///     connection drops sends only the rest, and the route reads one body (`ResumableUploads`,
-    ///     StreamingMultipartNIO). Nil (the default) for none.
+    ///     StreamingMultipartServer). Nil (the default) for none.
     public static func guardedHTTP1(
         guards: HTTPServerGuards = HTTPServerGuards(
             connections: .fittingDescriptors(uploads: ConnectionLimit.uploadsFittingDescriptors()),

@@ -8,8 +8,8 @@ import StreamingMultipart
 import StreamingMultipartServer
 import StreamingMultipartUploadClient
 
-/// Serves ``StreamingMultipartNIO/ResumableUploads`` around a Hummingbird responder: the upload resources
-/// (`HEAD`, `PATCH`, `DELETE` under ``StreamingMultipartNIO/ResumableUploads/resourcePrefix``) and the routes of the
+/// Serves `ResumableUploads` (StreamingMultipartServer) around a Hummingbird responder: the upload resources
+/// (`HEAD`, `PATCH`, `DELETE` under `ResumableUploads.resourcePrefix`) and the routes of the
 /// requests the pipeline announced, which read one body that pauses while the client reconnects.
 ///
 /// A route's answer belongs to the request that was feeding the upload when the route answered, or that completed

@@ -280,7 +280,7 @@ struct ClientTests {
     }
 }
 
-/// A server built on the core and StreamingMultipartNIO links no URLSession machinery.
+/// A server built on the core, StreamingMultipartNIO and StreamingMultipartServer links no URLSession machinery.
 @Suite struct LinkageTests {
     @Test(.enabled(if: RunningServer.binary != nil && onPath("ldd") != nil, "needs the built server and ldd (Linux)"))
     func theServerLinksNeitherFoundationNetworkingNorLibcurl() async throws {
