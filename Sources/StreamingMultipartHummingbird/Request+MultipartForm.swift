@@ -1,7 +1,7 @@
 #if Hummingbird
 public import Hummingbird
 public import StreamingMultipart
-public import StreamingMultipartNIO
+import StreamingMultipartNIO
 public import StreamingMultipartServer
 
 extension Request {

@@ -1,6 +1,6 @@
 #if Vapor
 public import StreamingMultipart
-public import StreamingMultipartNIO
+import StreamingMultipartNIO
 public import StreamingMultipartServer
 public import Vapor
 
