@@ -26,6 +26,8 @@ actor CredentialCache {
     var minimumLeft: TimeInterval { provider.refreshBefore / 5 }
     /// How long a failed renewal is not tried again while the kept credentials still serve: ten seconds.
     let retryAfterFailure: TimeInterval
+    /// The time that expirations are compared with: the system's, or a test's that moves only when it says.
+    let now: @Sendable () -> Date
 
     private var held: S3Credentials?
     private var renewal: Task<S3Credentials, any Error>?
@@ -36,12 +38,14 @@ actor CredentialCache {
     private(set) var waiting = 0
 
     init(
-        provider: S3CredentialProvider, fetcher: CredentialFetcher, logger: Logger, retryAfterFailure: TimeInterval = 10
+        provider: S3CredentialProvider, fetcher: CredentialFetcher, logger: Logger,
+        retryAfterFailure: TimeInterval = 10, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.provider = provider
         self.fetcher = fetcher
         self.logger = logger
         self.retryAfterFailure = retryAfterFailure
+        self.now = now
     }
 
     /// The credentials to sign with now: those kept, unless they are due, else the renewal's.
@@ -49,7 +53,7 @@ actor CredentialCache {
     /// - Throws: the provider's error (``S3Error/Code/missingCredentials``) when there are no credentials that
     ///   have not expired.
     func current() async throws -> S3Credentials {
-        let now = Date()
+        let now = now()
         if let held {
             let due = held.expiration.map { $0.timeIntervalSince(now) <= refreshBefore } ?? false
             if !due { return held }
@@ -78,8 +82,8 @@ actor CredentialCache {
             nextTry = nil
             return fresh
         } catch {
-            nextTry = Date().addingTimeInterval(retryAfterFailure)
-            guard let held, canServe(held, at: Date()) else { throw error }
+            nextTry = now().addingTimeInterval(retryAfterFailure)
+            guard let held, canServe(held, at: now()) else { throw error }
             logger.warning(
                 "S3 credentials could not be renewed; the kept ones serve until shortly before they expire",
                 metadata: [

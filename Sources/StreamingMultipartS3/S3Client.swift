@@ -21,7 +21,8 @@ struct S3Client: Sendable {
         self.configuration = configuration
         self.http = http
         credentials = CredentialCache(
-            provider: configuration.credentials, fetcher: CredentialFetcher(), logger: logger)
+            provider: configuration.credentials, fetcher: CredentialFetcher(), logger: logger,
+            now: configuration.now)
         signer = SigV4Signer(
             credentials: S3Credentials(accessKeyID: "", secretAccessKey: ""), region: configuration.region)
     }

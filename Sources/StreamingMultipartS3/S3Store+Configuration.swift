@@ -88,6 +88,9 @@ extension S3Store {
         /// from the system's CSPRNG, never the client's filename (which goes into `x-amz-meta-filename`,
         /// percent-encoded). See ``objectKey(for:)``.
         public var key: (@Sendable (MultipartStoreFile) -> String)?
+        /// The time credentials' expirations are compared with: the system's, or a test's that moves only when it
+        /// says (so that keys can expire mid-upload without the test waiting for them to).
+        package var now: @Sendable () -> Date = { Date() }
 
         /// S3's most parts for one upload.
         static let maxParts = 10_000

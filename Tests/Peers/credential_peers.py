@@ -16,12 +16,17 @@ script's own calls; then serves, on a second port, the two protocols an SDK fetc
     PUT  /ID/LIFETIME/moved/latest/api/token               IMDSv2's session token, as above
     GET  /ID/LIFETIME/moved/latest/meta-data/...           307 to the same path on another origin (localhost),
                                                             which counts `captured` and a token it was sent
+    POST /advance/ID/SECONDS                               moves ID's clock on: its keys that expire by then are
+                                                            deleted now (JSON: what ID's requests did)
     GET  /stats/ID                                         what ID's requests did (JSON)
     GET  /object/BUCKET/KEY                                an object's size, read with the admin key (JSON)
 
-Each credentials answer is a new IAM user's new access key, valid for LIFETIME seconds: its `Expiration` says so,
-and at that moment the key is deleted from moto's IAM, so a request signed with it later is refused (403
-InvalidAccessKeyId) as AWS refuses expired credentials. STS's AssumeRoleWithWebIdentity is left unsigned, as AWS
+Each credentials answer is a new IAM user's new access key, valid for LIFETIME seconds on ID's clock: its
+`Expiration` says so, and once the clock has passed it the key is deleted from moto's IAM, so a request signed with
+it later is refused (403 InvalidAccessKeyId) as AWS refuses expired credentials. ID's clock is the test's, not this
+machine's: it starts at 0 and moves only when the test advances it, so a busy machine cannot expire a key early or
+late. `Expiration` is now (real) plus the clock's reading plus LIFETIME: the test's cache reads the time as now
+plus the same reading. STS's AssumeRoleWithWebIdentity is left unsigned, as AWS
 takes it. Prints one line of JSON (`s3`, `creds`, `bucket`, `role`) and serves until its input closes.
 """
 import json
@@ -72,6 +77,8 @@ class Peers:
         self.lock = threading.Lock()
         self.users = 0
         self.stats: dict[str, dict[str, int]] = {}
+        self.clocks: dict[str, int] = {}  # each test's clock, in seconds from 0
+        self.keys: dict[str, list[tuple[int, str, str]]] = {}  # each test's live keys: (expires, key id, user)
 
     def client(self, service: str, key: str, secret: str):
         return boto3.client(service, endpoint_url=self.endpoint, region_name="us-east-1", aws_access_key_id=key,
@@ -83,8 +90,8 @@ class Peers:
             counts[what] = counts.get(what, 0) + 1
 
     def issue(self, test: str, lifetime: int) -> dict:
-        """A new key valid for `lifetime` seconds from now (to the second), deleted from moto's IAM then. Made in
-        moto's IAM directly, not through its HTTP API, so that a busy moto does not eat the key's lifetime."""
+        """A new key valid for `lifetime` seconds on `test`'s clock, deleted from moto's IAM when the clock passes
+        that. Made in moto's IAM directly, not through its HTTP API, so that a busy moto does not slow the test."""
         iam = iam_backends[DEFAULT_ACCOUNT_ID]["aws"]
         with self.lock:
             self.users += 1
@@ -92,22 +99,28 @@ class Peers:
             iam.create_user(region_name="us-east-1", user_name=user)
             iam.put_user_policy(user, "all", ALLOW_ALL)
             made = iam.create_access_key(user)
-        key = {"AccessKeyId": made.access_key_id, "SecretAccessKey": made.secret_access_key}
-        expires = int(time.time()) + lifetime
+            reading = self.clocks.get(test, 0)
+            self.keys.setdefault(test, []).append((reading + lifetime, made.access_key_id, user))
         self.count(test, "issued")
-
-        def revoke() -> None:
-            with self.lock:
-                iam.delete_access_key(key["AccessKeyId"], user)
-            self.count(test, "revoked")
-
-        timer = threading.Timer(expires - time.time(), revoke)
-        timer.daemon = True
-        timer.start()
-        stamp = datetime.fromtimestamp(expires, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return {"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": key["AccessKeyId"],
-                "SecretAccessKey": key["SecretAccessKey"], "Token": "", "Expiration": stamp,
+        stamp = datetime.fromtimestamp(int(time.time()) + reading + lifetime, timezone.utc)
+        return {"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": made.access_key_id,
+                "SecretAccessKey": made.secret_access_key, "Token": "",
+                "Expiration": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "LastUpdated": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+    def advance(self, test: str, seconds: int) -> None:
+        """Moves `test`'s clock on by `seconds`, and deletes the keys that have expired by then."""
+        iam = iam_backends[DEFAULT_ACCOUNT_ID]["aws"]
+        with self.lock:
+            reading = self.clocks.get(test, 0) + seconds
+            self.clocks[test] = reading
+            live = self.keys.get(test, [])
+            expired = [key for key in live if key[0] <= reading]
+            self.keys[test] = [key for key in live if key[0] > reading]
+            for _, key_id, user in expired:
+                iam.delete_access_key(key_id, user)
+        for _ in expired:
+            self.count(test, "revoked")
 
 
 def handler(peers: Peers):
@@ -128,6 +141,14 @@ def handler(peers: Peers):
             if len(parts) < 4 or not parts[2].isdigit():
                 return None
             return parts[1], int(parts[2]), "/" + parts[3]
+
+        def do_POST(self) -> None:
+            parts = self.path.split("/")  # "", "advance", ID, SECONDS
+            if len(parts) != 4 or parts[1] != "advance" or not parts[3].isdigit():
+                return self.answer(404, {"error": "no such route"})
+            peers.advance(parts[2], int(parts[3]))
+            with peers.lock:
+                return self.answer(200, dict(peers.stats.get(parts[2], {})))
 
         def do_PUT(self) -> None:
             route = self.route()

@@ -5,6 +5,7 @@ import Logging
 import MultipartTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import StreamingMultipart
 import Testing
 
@@ -43,8 +44,10 @@ final class CredentialPeers: @unchecked Sendable {
         return (id, "\(creds)/\(id)/\(lifetime)")
     }
 
-    func json(_ path: String) async throws -> [String: Int] {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: creds + path), timeout: .seconds(30))
+    func json(_ path: String, method: HTTPMethod = .GET) async throws -> [String: Int] {
+        var request = HTTPClientRequest(url: creds + path)
+        request.method = method
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         return try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Int])
     }
@@ -52,42 +55,52 @@ final class CredentialPeers: @unchecked Sendable {
     /// What the test `id`'s requests did: `container`, `imds-token`, `imds`, `refused`, `issued`, `revoked`.
     func stats(_ id: String) async throws -> [String: Int] { try await json("/stats/\(id)") }
 
+    /// Waits until the test `id`'s requests have done `what` at least `count` times; fails after 3,000 looks (a
+    /// minute at least), for a step that never comes.
+    func wait(_ id: String, until what: String, reaches count: Int) async throws {
+        for _ in 0..<3000 {
+            if try await stats(id)[what, default: 0] >= count { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the test \(id)'s requests never did \(what) \(count) times: \(try await stats(id))")
+        throw CancellationError()
+    }
+
+    /// Moves the test `id`'s clock on by `seconds`: the keys it was given that expire by then are deleted. What
+    /// `id`'s requests did, then.
+    func advance(_ id: String, by seconds: Int) async throws -> [String: Int] {
+        try await json("/advance/\(id)/\(seconds)", method: .POST)
+    }
+
     func size(of key: String) async throws -> Int? { try await json("/object/\(bucket)/\(key)")["size"] }
 
-    func store(_ provider: S3CredentialProvider, partSize: Int = 5 << 20) throws -> S3Store {
+    /// A store into the peers' bucket whose credentials come from `provider`, and whose cache reads the time from
+    /// `now` if given.
+    func store(
+        _ provider: S3CredentialProvider, partSize: Int = 5 << 20, now: (@Sendable () -> Date)? = nil
+    ) throws -> S3Store {
         var configuration = try S3Store.Configuration(
             endpoint: s3, bucket: bucket, prefix: "creds/", region: "us-east-1", credentials: provider)
         configuration.partSize = partSize
         configuration.retry.initialDelay = .milliseconds(10)
+        if let now { configuration.now = now }
         return try S3Store(configuration: configuration)
     }
 
     /// A form of one file of `bytes` spooled into the bucket through `store`: the file's key, its object read back
-    /// by size. `trickled`, a small file comes first (stored at once, with the first credentials) and `bytes` then
-    /// arrive 1 MiB each `trickled`, so that the first credentials can expire while the form goes on.
-    func upload(_ bytes: [UInt8], through store: S3Store, trickled: Duration? = nil) async throws -> String {
+    /// by size.
+    func upload(_ bytes: [UInt8], through store: S3Store) async throws -> String {
         var form = MultipartBody()
-        if trickled != nil {
-            try form.append(.data(Data(repeating: 0x61, count: 1000), name: "first", filename: "a.txt"))
-        }
         try form.append(.data(Data(bytes), name: "file", filename: "f.bin"))
-        let body = try form.bytes()
-        let chunks =
-            if let trickled {
-                AsyncStream { continuation in
-                    Task {
-                        let first = body.count - bytes.count - 200  // the small file whole, and the big one's head
-                        continuation.yield(Array(body[..<first]))
-                        for start in stride(from: first, to: body.count, by: 1 << 20) {
-                            try? await Task.sleep(for: trickled)
-                            continuation.yield(Array(body[start..<min(start + (1 << 20), body.count)]))
-                        }
-                        continuation.finish()
-                    }
-                }
-            } else { chunkStream(body, size: 64 << 10) }
-        let spooled = try await MultipartSpooler(store: store, limits: .untimed).spool(
-            chunks, contentType: form.contentType)
+        return try await spool(chunkStream(try form.bytes(), size: 64 << 10), form.contentType, bytes, through: store)
+    }
+
+    /// `chunks`, a form whose last file is `bytes`, spooled into the bucket through `store`: that file's key, its
+    /// object read back by size.
+    func spool(
+        _ chunks: AsyncStream<[UInt8]>, _ contentType: String, _ bytes: [UInt8], through store: S3Store
+    ) async throws -> String {
+        let spooled = try await MultipartSpooler(store: store, limits: .untimed).spool(chunks, contentType: contentType)
         let key = try #require(spooled.files.last?.storedObject?.key)
         #expect(try await size(of: key) == bytes.count, "the object as stored")
         return key
@@ -371,13 +384,14 @@ struct S3CredentialTests {
         #expect(try await peers.stats(id)["container"] == 1)
     }
 
-    /// Keys that live 90 s, renewed 80 s before they expire (a request signed with one has 80 s to reach moto,
-    /// which checks it only once the body is in: room for a machine whose cores are busy) and deleted from moto's
-    /// IAM when they expire, while a form takes about 100 s to arrive: its first file is stored with the first key
-    /// at once, its second, 12 MiB, trickles in, and its parts are signed with keys renewed as they come due; the
-    /// form outlives the first key and completes. The same form at the same time keeping its first key (a provider
-    /// that says it never expires) is refused once that key is deleted: the renewal is what mended it.
-    @Test(.timeLimit(.minutes(10))) func keysThatExpireMidUploadAreRenewedAndTheUploadCompletes() async throws {
+    /// Keys that live 900 s, renewed 300 s before they expire, on a clock the test moves (the peer's, by which it
+    /// deletes a key from moto's IAM when it expires, and the store's cache's): a form's first file is stored with
+    /// the first key; the clock moves 700 s on and the second file's first part is signed with a key renewed then;
+    /// the clock moves 300 s on, which deletes the first key; the rest of the form arrives and completes. The same
+    /// form at the same time keeping its first key (a provider that says it never expires) is refused once that
+    /// key is deleted: the renewal is what mended it. No step waits for a real clock: each waits for the peer to
+    /// have seen what it needs.
+    @Test(.timeLimit(.minutes(3))) func keysThatExpireMidUploadAreRenewedAndTheUploadCompletes() async throws {
         let peers = try CredentialPeers.shared()
         var random = SeededGenerator(seed: 4040)
         let bytes = random.bytes(12 << 20)
@@ -387,22 +401,55 @@ struct S3CredentialTests {
                 "AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token",
             ]
         }
-        let (id, base) = peers.base(lifetime: 90)
+        let (id, base) = peers.base(lifetime: 900)
         var renewing = S3CredentialProvider.container(environment: environment(base))
-        renewing.refreshBefore = 80
-        let (_, keptBase) = peers.base(lifetime: 90)
+        renewing.refreshBefore = 300
+        let (keptID, keptBase) = peers.base(lifetime: 900)
         let once = S3CredentialProvider.container(environment: environment(keptBase))
         let kept = S3CredentialProvider(name: "kept") {
             var credentials = try #require(try await once.fetch(CredentialFetcher()))
             credentials.expiration = nil
             return credentials
         }
-        // Both forms at once, 1 MiB every 8.5 s: about 100 s.
-        async let renewed = peers.upload(bytes, through: try peers.store(renewing), trickled: .milliseconds(8500))
-        async let refused = peers.upload(bytes, through: try peers.store(kept), trickled: .milliseconds(8500))
+        let offset = NIOLockedValueBox<TimeInterval>(0)  // the test's clock, which the renewing store's cache reads
+        func advance(by seconds: Int) async throws -> (renewing: [String: Int], kept: [String: Int]) {
+            offset.withLockedValue { $0 += TimeInterval(seconds) }
+            return (try await peers.advance(id, by: seconds), try await peers.advance(keptID, by: seconds))
+        }
+        let renewingStore = try peers.store(renewing) { Date().addingTimeInterval(offset.withLockedValue { $0 }) }
+
+        // The form: a small file, then `bytes`. Cut after the small file, the next part's head and the first bytes
+        // of `bytes` (as many as the form's closing delimiter has), and after the next 6 MiB (a whole part of 5 MiB).
+        var form = MultipartBody()
+        try form.append(.data(Data(repeating: 0x61, count: 1000), name: "first", filename: "a.txt"))
+        try form.append(.data(Data(bytes), name: "file", filename: "f.bin"))
+        let (body, contentType) = (try form.bytes(), form.contentType)
+        let head = body.count - bytes.count
+        let cuts = [0, head, head + (6 << 20), body.count]
+        let (renewingChunks, renewingFeed) = AsyncStream<[UInt8]>.makeStream()
+        let (keptChunks, keptFeed) = AsyncStream<[UInt8]>.makeStream()
+        func feed(_ piece: Int) {
+            for feed in [renewingFeed, keptFeed] {
+                feed.yield(Array(body[cuts[piece]..<cuts[piece + 1]]))
+                if piece + 2 == cuts.count { feed.finish() }
+            }
+        }
+        async let renewed = peers.spool(renewingChunks, contentType, bytes, through: renewingStore)
+        async let refused = peers.spool(keptChunks, contentType, bytes, through: try peers.store(kept))
+
+        feed(0)  // the small file: stored by both with their first keys
+        try await peers.wait(id, until: "issued", reaches: 1)
+        try await peers.wait(keptID, until: "issued", reaches: 1)
+        let due = try await advance(by: 700)  // 200 s left: due for renewal, not expired
+        #expect(due.renewing["revoked"] == nil && due.kept["revoked"] == nil, "\(due)")
+        feed(1)  // a whole part: the renewing store fetches new keys to sign it
+        try await peers.wait(id, until: "issued", reaches: 2)
+        let expired = try await advance(by: 300)  // the first keys expire, and moto forgets them
+        #expect(expired.renewing["revoked"] == 1 && expired.kept["revoked"] == 1, "\(expired)")
+        feed(2)  // the rest, and the form's end
+
         _ = try await renewed
-        let stats = try await peers.stats(id)
-        #expect((stats["issued"] ?? 0) >= 3 && (stats["revoked"] ?? 0) >= 1, "\(stats)")
+        #expect(try await peers.stats(id) == ["container": 2, "issued": 2, "revoked": 1])
         do {
             _ = try await refused
             Issue.record("an upload signed with a deleted key was stored")
