@@ -72,10 +72,19 @@ import Darwin
     }
 
     @Test func aMissingFolderIsAWriteFailureNamingIt() throws {
-        let spooler = MultipartSpooler(directory: "/nonexistent-\(UUID().uuidString)", limits: .untimed)
+        let folder = "/nonexistent-\(UUID().uuidString)"
+        let spooler = MultipartSpooler(directory: folder, limits: .untimed)
         let error = #expect(throws: MultipartError.self) { try spooler.removeStaleFiles(olderThan: .seconds(1)) }
         #expect(error?.code == .writeFailed)
-        #expect(error?.message.contains(spooler.directory) == true)
+        #expect(error?.message.contains(folder) == true)
         #expect((error?.cause as? SystemCallError)?.errno == ENOENT)
+    }
+
+    /// A spooler into a store has no folder: sweeping it is an error that says so, never a sweep of the folder the
+    /// process runs in (what an empty path would have named).
+    @Test func aSpoolerIntoAStoreHasNoFolderToSweep() throws {
+        let spooler = MultipartSpooler(store: RecordingStore())
+        let error = #expect(throws: MultipartError.self) { try spooler.removeStaleFiles(olderThan: .seconds(1)) }
+        #expect(error?.code == .invalidState && error?.message.contains("no spool folder") == true, "\(error!)")
     }
 }

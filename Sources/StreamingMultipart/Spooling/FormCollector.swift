@@ -175,8 +175,9 @@ struct FormCollector {
                 hash = try await writer.finish().map(Self.finalize)
                 let store = writer.store
                 let object = try await writer.paused { try await store.finish(byteCount: count, digest: hash) }
-                // A file in the spool folder belongs to the form; one in another store, to the caller.
-                storage = (store as? SpoolFolderWriter).map { .disk($0.owner()) } ?? .stored(object)
+                // A file the store gives the form as a local file (the spool folder's) is the form's; any other
+                // is the caller's, where the store put it.
+                storage = store.localFile().map { .disk($0) } ?? .stored(object)
             } catch {
                 await Self.abort(writer.store)
                 throw storeFailure(error, "finishing", head)
@@ -214,7 +215,7 @@ struct FormCollector {
     func discard() async {
         for file in files { file.remove() }
         let stored = files.compactMap(\.storedObject)
-        guard let store = spooler.store, !stored.isEmpty else { return }
+        guard case .store(let store) = spooler.destination, !stored.isEmpty else { return }
         let logger = spooler.logger
         await Self.uncancelled {
             for object in stored {
@@ -256,7 +257,8 @@ struct FormCollector {
     /// Counts bytes stored against ``MultipartSpooler/Limits/maxDiskBytes``.
     private mutating func checkStored(adding count: Int, _ head: MultipartParser.PartHead) throws {
         guard storedBytes + Int64(count) <= limits.maxDiskBytes else {
-            let what = spooler.store == nil ? "bytes of files on disk" : "bytes of files stored"
+            let what =
+                if case .folder = spooler.destination { "bytes of files on disk" } else { "bytes of files stored" }
             throw breach("maxDiskBytes", limits.maxDiskBytes, what, head)
         }
         storedBytes += Int64(count)

@@ -57,11 +57,25 @@ public protocol MultipartStoreWriter: Sendable {
     /// var preferredBatchBytes: Int { 1 << 20 }
     /// ```
     var preferredBatchBytes: Int { get }
+
+    /// Who owns the finished file, asked once ``finish(byteCount:digest:)`` has returned: nil (the default) leaves
+    /// it to the caller as the ``MultipartStoredObject`` that `finish` returned (``SpooledFile/storedObject``), which
+    /// the form removes from the store only when it fails. A store that writes to this machine's disk may instead
+    /// give the form the file, as the spool folder does: a ``MultipartLocalFile``, which the form reads, moves out
+    /// and removes as a spooled file on disk.
+    ///
+    /// ```swift
+    /// func localFile() -> (any MultipartLocalFile)? { ScratchFile(path: path) }
+    /// ```
+    func localFile() -> (any MultipartLocalFile)?
 }
 
 extension MultipartStoreWriter {
     /// Each chunk as it comes.
     public var preferredBatchBytes: Int { 0 }
+
+    /// None: the finished file is the caller's, where the store put it.
+    public func localFile() -> (any MultipartLocalFile)? { nil }
 }
 
 /// What the client said of a file part, for a ``MultipartFileStore`` to begin it with.

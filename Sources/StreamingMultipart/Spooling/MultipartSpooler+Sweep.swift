@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 extension MultipartSpooler {
-    /// Removes the files a spooler left in ``directory`` when its process ended before it could (a crash, a
+    /// Removes the files a spooler left in its folder (``MultipartSpooler/Destination/folder(_:diskBudget:)``) when its process ended before it could (a crash, a
     /// `kill -9`, a power cut), and returns how many it removed.
     ///
     /// Only what a spooler creates is touched: regular files named `upload-` and 32 lower-case hex digits, owned by
@@ -27,9 +27,16 @@ extension MultipartSpooler {
     /// - Parameter age: how long ago a file must have last been written; zero or more.
     /// - Returns: the number of files removed.
     /// - Throws: ``MultipartError/Code/writeFailed`` with the ``SystemCallError`` as its cause when the folder
-    ///   cannot be read or a file cannot be removed (files removed before that stay removed).
+    ///   cannot be read or a file cannot be removed (files removed before that stay removed);
+    ///   ``MultipartError/Code/invalidState`` for a spooler into a store, which has no folder (a store sweeps its
+    ///   own: `S3Store.abortStaleUploads(olderThan:now:)`).
     @discardableResult
     public func removeStaleFiles(olderThan age: Duration) throws -> Int {
+        guard case .folder(let directory, _) = destination else {
+            throw MultipartError(
+                code: .invalidState,
+                message: "a spooler into a store has no spool folder to sweep: sweep the store itself")
+        }
         let folder = directory.hasSuffix("/") ? directory : directory + "/"
         let names: [String]
         do {

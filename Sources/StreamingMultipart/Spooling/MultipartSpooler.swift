@@ -4,7 +4,8 @@ public import Logging
 /// Collects a multipart form arriving as an async sequence of chunks into fields in memory and files on disk, under
 /// limits, leaving nothing behind on any failure.
 ///
-/// Each file part streams to its own file in ``directory``: created exclusively (`O_EXCL | O_NOFOLLOW`), mode
+/// Each file part streams to its own file in the spool folder (``Destination/folder(_:diskBudget:)``), or into a
+/// ``MultipartFileStore`` (``Destination/store(_:)``). A file in the folder is created exclusively (`O_EXCL | O_NOFOLLOW`), mode
 /// 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the client's filename), hashed as it
 /// is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
 /// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxMemoryBytes`` together, and decoded per the
@@ -29,18 +30,29 @@ public import Logging
 /// Files are written with blocking `write(2)` calls on the calling task, as `FileChunks` reads: meant for a local
 /// disk, whose writes go to the page cache.
 public struct MultipartSpooler: Sendable {
-    /// The folder spooled files are created in. It must exist; the spooler creates no folders.
-    public var directory: String
+    /// Where file parts go: a folder on this machine's disk, or a store.
+    public enum Destination: Sendable {
+        /// Files in the folder at `path`, which must exist (the spooler creates no folders), under `diskBudget`:
+        /// the disk all forms of the spooler (and of its copies) may hold at once, or nil for no such bound.
+        case folder(String, diskBudget: DiskBudget?)
+        /// Files in `store`: object storage, say (`StreamingMultipartS3`). ``Limits/maxDiskBytes`` then bounds the
+        /// bytes stored for one form.
+        case store(any MultipartFileStore)
+    }
+
+    /// Where file parts go.
+    ///
+    /// ```swift
+    /// let spooler = MultipartSpooler(directory: "/var/spool/uploads")
+    /// if case .folder(let path, let budget) = spooler.destination { print(path, budget?.bytes ?? 0) }
+    /// ```
+    public var destination: Destination
     /// The bounds on one form.
     public var limits: Limits
     /// How strictly the parser reads the body.
     public var mode: MultipartParser.Mode
     /// The hash computed of each file as it streams to disk, or nil for none.
     public var digest: (any SpoolDigest.Type)?
-    /// The disk all forms of this spooler (and of its copies) may hold at once, or nil for no such bound.
-    public var diskBudget: DiskBudget?
-    /// Where file parts go instead of ``directory``, when set: object storage, say (`StreamingMultipartS3`).
-    public var store: (any MultipartFileStore)?
     /// Decides for each file part, before any of its bytes is stored, whether to store it, skip it or refuse the
     /// form (``MultipartFileDecision``); nil stores every file. It sees the files inside a multipart/mixed part too.
     public var fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)?
@@ -55,11 +67,10 @@ public struct MultipartSpooler: Sendable {
         directory: String, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
         digest: (any SpoolDigest.Type)? = nil, diskBudget: DiskBudget? = nil
     ) {
-        self.directory = directory
+        self.destination = .folder(directory, diskBudget: diskBudget)
         self.limits = limits
         self.mode = mode
         self.digest = digest
-        self.diskBudget = diskBudget
     }
 
     /// A spooler that writes files into the folder at `directory`.
@@ -81,14 +92,19 @@ public struct MultipartSpooler: Sendable {
         store: any MultipartFileStore, limits: Limits = .default, mode: MultipartParser.Mode = .strict,
         digest: (any SpoolDigest.Type)? = nil, logger: Logger = .disabled
     ) {
-        self.init(directory: "", limits: limits, mode: mode, digest: digest)
-        self.store = store
+        self.destination = .store(store)
+        self.limits = limits
+        self.mode = mode
+        self.digest = digest
         self.logger = logger
     }
 
-    /// Where the files go: ``store``, or the spool folder as a store of its own.
+    /// Where the files go: the store, or the spool folder as a store of its own.
     var fileStore: any MultipartFileStore {
-        store ?? SpoolFolderStore(directory: directory, budget: diskBudget)
+        switch destination {
+        case .folder(let path, let budget): SpoolFolderStore(directory: path, budget: budget)
+        case .store(let store): store
+        }
     }
 
     /// Reads the whole form. Its files stay on disk until ``SpooledForm/removeFiles()`` or until the last copy

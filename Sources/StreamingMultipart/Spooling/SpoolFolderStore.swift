@@ -6,8 +6,8 @@ import Foundation
 /// Each file is created exclusively in ``directory`` (`O_EXCL | O_NOFOLLOW`, mode 0600, named `upload-` and 32 hex
 /// digits from the CSPRNG, see `TemporaryFile`), written with blocking `write(2)` calls on the calling task (a local
 /// disk's writes go to the page cache), and charged to the spooler's ``MultipartSpooler/DiskBudget`` as it is
-/// written. A finished file is not the store's to remove: the form owns it as ``SpooledFile``'s disk storage
-/// (``SpoolFolderWriter/owner()``), which removes it with the form unless it is moved out.
+/// written. A finished file is not the store's to remove: the form owns it (``SpoolFolderWriter/localFile()``, a
+/// ``SpoolFileOwner``), and removes it when it ends unless it is moved out.
 struct SpoolFolderStore: MultipartFileStore {
     /// The folder files are created in.
     let directory: String
@@ -86,7 +86,7 @@ final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
     }
 
     /// The finished file's one owner, which closes it now and holds its share of the budget from here on.
-    func owner() -> SpoolFileOwner {
+    func localFile() -> (any MultipartLocalFile)? {
         defer { budgeted = 0 }
         return SpoolFileOwner(temporary, budget: budget, budgeted: budgeted)
     }

@@ -36,7 +36,8 @@ public struct SpooledFile: Sendable {
 
     enum Storage: Sendable {
         case memory([UInt8])
-        case disk(SpoolFileOwner)
+        /// A file on this machine's disk that the form owns: the spool folder's, or another store's local file.
+        case disk(any MultipartLocalFile)
         /// In the spooler's ``MultipartFileStore``.
         case stored(MultipartStoredObject)
     }
@@ -99,7 +100,12 @@ public struct SpooledFile: Sendable {
     public func move(to destination: String) throws {
         switch storage {
         case .disk(let owner):
-            try owner.move(to: destination, partIndex: partIndex)
+            do {
+                try owner.move(to: destination)
+            } catch var error as MultipartError {
+                error.partIndex = partIndex
+                throw error
+            }
         case .stored(let object):
             throw Self.inStore(object, partIndex: partIndex)
         case .memory(let bytes):
@@ -137,7 +143,7 @@ public struct SpooledFile: Sendable {
 ///
 /// A class under a lock because copies of a form may be used from several tasks (it is `Sendable`); unchecked
 /// because a `TemporaryFile` is not, and is only touched under that lock.
-final class SpoolFileOwner: @unchecked Sendable {
+final class SpoolFileOwner: MultipartLocalFile, @unchecked Sendable {
     /// The file, until it is moved out or removed.
     private let temporary: LockedValue<TemporaryFile?>
     /// The spooler's shared budget and the file's bytes in it, given back when the file leaves the spool.
@@ -153,19 +159,17 @@ final class SpoolFileOwner: @unchecked Sendable {
 
     var path: String? { temporary.withLock { $0?.path } }
 
-    func move(to destination: String, partIndex: Int) throws {
+    func move(to destination: String) throws {
         try self.temporary.withLock { held in
             guard let temporary = held else {
-                throw MultipartError(
-                    code: .fileNotFound, message: "spooled file \(partIndex) was moved or removed already",
-                    partIndex: partIndex)
+                throw MultipartError(code: .fileNotFound, message: "the spooled file was moved or removed already")
             }
             do {
                 try temporary.commit(to: destination)
             } catch {
                 throw MultipartError(
-                    code: .writeFailed, message: "cannot move spooled file \(partIndex) to \(destination)",
-                    partIndex: partIndex, cause: error)
+                    code: .writeFailed, message: "cannot move the spooled file \(temporary.path) to \(destination)",
+                    cause: error)
             }
             held = nil
         }
