@@ -6,9 +6,16 @@
 ///
 /// ```swift
 /// final class ScratchFile: MultipartLocalFile {
-///     let held: Mutex<String?>
+///     let held: Mutex<String?>   // Synchronization's
+///     init(path: String) { held = Mutex(path) }
 ///     var path: String? { held.withLock { $0 } }
-///     func move(to destination: String) throws { try rename(from: path!, to: destination); held.withLock { $0 = nil } }
+///     func move(to destination: String) throws {
+///         try held.withLock { path in
+///             guard let from = path else { throw MultipartError(code: .fileNotFound, message: "moved already") }
+///             guard rename(from, destination) == 0 else { throw MultipartError(code: .writeFailed, message: from) }
+///             path = nil
+///         }
+///     }
 ///     func remove() { if let path = held.withLock({ $0.take() }) { unlink(path) } }
 ///     deinit { remove() }   // the last form holding it went away
 /// }

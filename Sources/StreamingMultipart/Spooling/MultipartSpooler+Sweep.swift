@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 extension MultipartSpooler {
-    /// Removes the files a spooler left in its folder (``MultipartSpooler/Destination/folder(_:diskBudget:)``) when its process ended before it could (a crash, a
-    /// `kill -9`, a power cut), and returns how many it removed.
+    /// Removes the files a spooler left in its folder (``MultipartSpooler/Destination/folder(_:diskBudget:)``) when
+    /// its process ended before it could (a crash, a `kill -9`, a power cut), and returns how many it removed.
     ///
     /// Only what a spooler creates is touched: regular files named `upload-` and 32 lower-case hex digits, owned by
     /// this process's user, last written more than `age` ago. Anything else in the folder (other names, symbolic

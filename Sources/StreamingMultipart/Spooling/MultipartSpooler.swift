@@ -5,9 +5,9 @@ public import Logging
 /// limits, leaving nothing behind on any failure.
 ///
 /// Each file part streams to its own file in the spool folder (``Destination/folder(_:diskBudget:)``), or into a
-/// ``MultipartFileStore`` (``Destination/store(_:)``). A file in the folder is created exclusively (`O_EXCL | O_NOFOLLOW`), mode
-/// 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the client's filename), hashed as it
-/// is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
+/// ``MultipartFileStore`` (``Destination/store(_:)``). A file in the folder is created exclusively
+/// (`O_EXCL | O_NOFOLLOW`), mode 0600, named `upload-` and 32 hex digits from the system's CSPRNG (never from the
+/// client's filename), hashed as it is written when a ``SpoolDigest`` is given. Text fields are kept in memory under
 /// ``MultipartParser/Limits/maxFieldBytes`` each and ``Limits/maxMemoryBytes`` together, and decoded per the
 /// form's `_charset_` field. A form sent `application/x-www-form-urlencoded` (a browser's form without files) is
 /// read into the same ``SpooledForm``, so that one route and one `Decodable` take both encodings.

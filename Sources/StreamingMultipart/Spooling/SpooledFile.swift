@@ -105,6 +105,10 @@ public struct SpooledFile: Sendable {
             } catch var error as MultipartError {
                 error.partIndex = partIndex
                 throw error
+            } catch {
+                throw MultipartError(
+                    code: .writeFailed, message: "cannot move spooled file \(partIndex) to \(destination)",
+                    partIndex: partIndex, cause: error)
             }
         case .stored(let object):
             throw Self.inStore(object, partIndex: partIndex)
