@@ -125,7 +125,7 @@ public struct MultipartSpooler: Sendable {
     ///   ``MultipartError/Code/limitExceeded`` naming the limit; ``MultipartError/Code/invalidLimit``;
     ///   ``MultipartError/Code/writeFailed`` when a file cannot be created or written, with the ``SystemCallError``
     ///   as its cause (`ENOSPC` for a full disk); ``MultipartError/Code/insufficientStorage`` when the
-    ///   ``diskBudget`` is spent; ``MultipartError/Code/timedOut`` under the ``Limits/bodyTimeout``;
+    ///   folder's ``DiskBudget`` is spent; ``MultipartError/Code/timedOut`` under the ``Limits/bodyTimeout``;
     ///   ``MultipartError/Code/unsupportedCharset``; ``MultipartError/Code/fileRefused`` when the ``fileFilter``
     ///   refuses a file; ``MultipartError/Code/unsupportedContentEncoding`` for an urlencoded form sent
     ///   compressed; `CancellationError`; whatever `body` throws.
