@@ -3,9 +3,12 @@ import Foundation
 import Testing
 
 /// An S3 endpoint with one fresh bucket, from the repository's Tests/Peers: moto (`s3_moto.py`) or Ceph's radosgw
-/// on a one-node cluster (`radosgw.py`); it ends when this object goes away.
-final class S3Endpoint: @unchecked Sendable {  // its state is set in init and only read after
-    enum Kind: String { case moto, radosgw }
+/// on a one-node cluster (`radosgw.py`). Each kind's peer starts once for the test process, at first use (a one-node
+/// Ceph takes a minute or two to come up), and each endpoint is a bucket of its own on it, so that tests running side
+/// by side see only their own objects and uploads; the peer stops when the test process ends (its standard input
+/// closes).
+struct S3Endpoint: Sendable {
+    enum Kind: String, Sendable { case moto, radosgw }
 
     static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -22,38 +25,19 @@ final class S3Endpoint: @unchecked Sendable {  // its state is set in init and o
             && ["ceph-mon", "ceph-osd", "radosgw", "radosgw-admin"].allSatisfy { onPath($0) != nil }
     }
 
-    let process = Process()
-    let input = Pipe()
+    /// Each kind's peer, started at first use (Swift runs a static's initializer once, other callers waiting).
+    private static let moto = Result { try Peer(.moto) }
+    private static let radosgw = Result { try Peer(.radosgw) }
+
     let bucket = "uploads-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
     let endpoint: String
     /// The credentials, as the servers and awscli take them.
     let environment: [String: String]
 
+    /// A new bucket on `kind`'s peer, which starts first if this is its first use. Blocks: call it off the pool.
     init(_ kind: Kind) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
-        process.arguments = [Self.peers.appendingPathComponent(kind == .moto ? "s3_moto.py" : "radosgw.py").path]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = try firstLine(of: process, from: output, within: 600)  // a one-node Ceph takes a minute or two
-        let access: String
-        let secret: String
-        switch kind {
-        case .moto:
-            let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
-            (endpoint, access, secret) = ("http://127.0.0.1:\(port)", "moto", "moto")
-        case .radosgw:
-            let started = try #require(try JSONSerialization.jsonObject(with: line) as? [String: String])
-            endpoint = try #require(started["endpoint"])
-            access = try #require(started["access"])
-            secret = try #require(started["secret"])
-        }
-        environment = [
-            "AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
-        ]
+        let peer = try (kind == .moto ? Self.moto : Self.radosgw).get()
+        (endpoint, environment) = (peer.endpoint, peer.environment)
         let made = try runWaiting("/usr/bin/env", awsCommand(["create-bucket"]))
         try #require(made.status == 0, "create-bucket: \(made.errors)")
     }
@@ -72,9 +56,41 @@ final class S3Endpoint: @unchecked Sendable {  // its state is set in init and o
             ? [:] : try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+    /// One peer process, serving until the test process ends: then its standard input closes and the script stops
+    /// what it started (radosgw.py its Ceph daemons) and removes its folder.
+    private final class Peer: @unchecked Sendable {  // its state is set in init and only read after
+        let process = Process()
+        let input = Pipe()
+        let endpoint: String
+        let environment: [String: String]
+
+        init(_ kind: Kind) throws {
+            let output = Pipe()
+            process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
+            let script = kind == .moto ? "s3_moto.py" : "radosgw.py"
+            process.arguments = [S3Endpoint.peers.appendingPathComponent(script).path]
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line = try firstLine(of: process, from: output, within: 600)  // a one-node Ceph takes a minute or two
+            let access: String
+            let secret: String
+            switch kind {
+            case .moto:
+                let port = try #require(Int(String(decoding: line, as: UTF8.self)), "moto printed no port")
+                (endpoint, access, secret) = ("http://127.0.0.1:\(port)", "moto", "moto")
+            case .radosgw:
+                let started = try #require(try JSONSerialization.jsonObject(with: line) as? [String: String])
+                endpoint = try #require(started["endpoint"])
+                access = try #require(started["access"])
+                secret = try #require(started["secret"])
+            }
+            environment = [
+                "AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
+                "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+            ]
+        }
     }
 }
 
