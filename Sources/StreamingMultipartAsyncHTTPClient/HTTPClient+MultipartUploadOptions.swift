@@ -50,7 +50,9 @@ extension HTTPClient {
         /// upload's location, which a client set up with `HTTPClient.Configuration.enableInterimResponses()` sees.
         /// When the connection then fails (refused, reset, closed, timed out), the upload asks the location how many
         /// bytes arrived (`HEAD`) and sends the rest from there (`PATCH`), up to this many times, telling of each
-        /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/resuming(from:attempt:of:)``); the append's answer is
+        /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/resuming(from:attempt:of:)``). It waits 100 ms before
+        /// a resumption, doubling to 5 s while the failures repeat, and 100 ms again after an append that sent some
+        /// of the rest (a connection that drops every few megabytes still moves on). The append's answer is
         /// the upload's. A server that no longer knows the upload (404, 410) has the whole body sent again, as a
         /// retry. A location on another origin is not followed. A body offers no resumption when compressed (its
         /// offsets would be the compressed stream's), of unknown length (a stream part without one), or one that

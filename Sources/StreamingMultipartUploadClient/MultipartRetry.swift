@@ -46,26 +46,37 @@ public struct MultipartRetry: Sendable, Hashable {
         min(value.flatMap { Self.retryAfter($0, now: now) } ?? backoff, maxDelay)
     }
 
-    /// Runs `work`, and again after each failure that `isTransient` accepts, waiting ``backoff(afterRetries:)``
-    /// between tries, until ``attempts`` are used up: then the last failure is thrown. Cancellation ends the wait.
+    /// Runs `work`, and again after each failure that `isTransient` accepts, waiting the backoff between tries,
+    /// until ``attempts`` are used up: then the last failure is thrown. Cancellation ends the wait.
     /// The S3 store's requests run through it; the one-call uploads, which also follow redirects and read
     /// `Retry-After`, through `UploadPlan`, on the same policy.
+    ///
+    /// When `madeProgress` says a failed try moved the work forward (a resumed upload's append that sent bytes
+    /// before its connection dropped), the backoff starts again from ``initialDelay``: that failure is a new one,
+    /// not the last one repeated (tus-js-client's rule). The attempts still count: ``attempts`` bounds them all.
+    /// `sleep` waits (tests pass one that records the waits instead of taking them).
     ///
     /// ```swift
     /// let answer = try await retry.run(retryingWhen: isTransient) { try await send() }
     /// ```
     package func run<Result>(
         isolation: isolated (any Actor)? = #isolation, retryingWhen isTransient: (any Error) -> Bool,
+        madeProgress: () -> Bool = { false },
+        sleep: (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         _ work: () async throws -> Result
     ) async throws -> Result {
         var used = 0
+        var doublings = 0  // since the last try that made progress
         while true {
             do {
                 return try await work()
             } catch let error where !(error is CancellationError) && (retriesEveryError || isTransient(error)) {
-                guard let wait = backoff(afterRetries: used) else { throw error }
+                if madeProgress() { doublings = 0 }
+                // doublings <= used: the wait is there while an attempt is
+                guard used < attempts, let wait = backoff(afterRetries: doublings) else { throw error }
                 used += 1
-                try await Task.sleep(for: wait)
+                doublings += 1
+                try await sleep(wait)
             }
         }
     }

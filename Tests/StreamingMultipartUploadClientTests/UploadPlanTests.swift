@@ -182,6 +182,27 @@ struct MultipartRetryRunTests {
         #expect(answer == "done" && tries == 3)
     }
 
+    /// The waits double while the failures repeat, and start again from the first after a try that made progress
+    /// (a resumed upload's append cut after sending some of the rest); the attempts count either way.
+    @Test func progressStartsTheBackoffAgainAndTheAttemptsStillCount() async throws {
+        let retry = MultipartRetry(attempts: 6, initialDelay: .milliseconds(100), maxDelay: .milliseconds(300))
+        let progressed: Set<Int> = [3, 4]  // the tries that moved the work forward before they failed
+        var tries = 0
+        var waits: [Duration] = []
+        let failing = {
+            tries += 1
+            throw Flaky(transient: true)
+        }
+        await #expect(throws: Flaky.self) {
+            try await retry.run(
+                retryingWhen: transient, madeProgress: { progressed.contains(tries) }, sleep: { waits.append($0) },
+                failing)
+        }
+        #expect(tries == 7, "the first try and six retries")
+        let ms = waits.map { Int($0 / .milliseconds(1)) }
+        #expect(ms == [100, 200, 100, 100, 200, 300], "doubling, from the start after tries 3 and 4, capped")
+    }
+
     @Test func aFailureThatIsNotTransientIsThrownAtOnce() async throws {
         var tries = 0
         await #expect(throws: Flaky.self) {
