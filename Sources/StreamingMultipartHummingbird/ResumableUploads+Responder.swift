@@ -112,7 +112,7 @@ extension ResumableUploads {
         }
         switch request.method {
         case .head:
-            upload.body.takeOver()
+            await upload.body.takeOver(after: Self.offsetGrace)
             var fields = upload.stateFields()
             fields.append(("Cache-Control", "no-store"))
             try await writer.writeResponse(Self.answer(.noContent, fields))

@@ -212,27 +212,64 @@ import Testing
         #expect(try await reading.value == "hello world")
     }
 
-    /// The client asks the offset while its old request still sends: that request adds nothing more, so the offset
-    /// answered is where the append starts.
-    @Test func askingTheOffsetCutsOffTheRequestStillAttached() async throws {
-        let body = ResumableBody(window: .seconds(60))
+    /// The client asks the offset while its old request's connection is still open (half-open, say): the request
+    /// gets the grace to end on its own, on the body's clock; when it passes, the request is cut off and adds
+    /// nothing more, so the offset answered is where the append starts.
+    @Test func askingTheOffsetCutsOffAHalfOpenRequestWhenTheGracePasses() async throws {
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(60), clock: clock)
         let reading = readAll(body)
         let (old, oldFeed) = request()
         oldFeed.yield(ByteBuffer(string: "hello "))
+        let cutOff = Locked(false)
         let oldRequest = Task {
             try await body.append(from: 0, old, completes: true) {
+                cutOff.set(true)
                 oldFeed.yield(ByteBuffer(string: "late"))
                 oldFeed.finish()
             }
         }
         while body.offset < 6 { await Task.yield() }
-        body.takeOver()
+        let asking = Task { await body.takeOver(after: .seconds(1)) }
+        await clock.waitForSleepers(2)  // the lifetime, and the grace
+        clock.advance(by: .milliseconds(999))
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(!cutOff.get(), "cut off before the grace passed")
+        clock.advance(by: .milliseconds(1))
+        await asking.value
         await #expect(throws: ResumableBody.Refusal.superseded) { try await oldRequest.value }
         #expect(body.offset == 6 && !body.isOver)
         let (new, newFeed) = request()
         newFeed.yield(ByteBuffer(string: "world"))
         newFeed.finish()
         try await body.append(from: 6, new, completes: true)
+        #expect(try await reading.value == "hello world")
+    }
+
+    /// The client asks the offset as its old request's connection drops with bytes still in the server's buffers:
+    /// the reader takes them before the offset is answered, so the client does not send them again; the answer
+    /// comes as the request ends, not when the grace passes (the test's clock never moves).
+    @Test func askingTheOffsetLetsADroppedRequestsLastBytesIn() async throws {
+        let clock = ManualClock()
+        let body = ResumableBody(window: .seconds(60), clock: clock)
+        let reading = readAll(body)
+        let (old, oldFeed) = request()
+        oldFeed.yield(ByteBuffer(string: "hello "))
+        let oldRequest = Task { try await body.append(from: 0, old, completes: true) }
+        while body.offset < 6 { await Task.yield() }
+        let asking = Task {
+            await body.takeOver(after: .seconds(1))
+            return body.offset
+        }
+        await clock.waitForSleepers(2)  // the lifetime, and the grace
+        oldFeed.yield(ByteBuffer(string: "wor"))  // in the buffers when the connection dropped
+        oldFeed.finish(throwing: Dropped())
+        #expect(await asking.value == 9)
+        await #expect(throws: Dropped.self) { try await oldRequest.value }
+        let (new, newFeed) = request()
+        newFeed.yield(ByteBuffer(string: "ld"))
+        newFeed.finish()
+        try await body.append(from: 9, new, completes: true)
         #expect(try await reading.value == "hello world")
     }
 

@@ -61,7 +61,16 @@ extension ResumableBody {
             fileprivate(set) var startsWindow: Int?
         }
 
+        /// A client that asks the offset while request `segment` feeds the body, waiting for that request to end
+        /// on its own (`takeOver(after:)`).
+        private struct Asker {
+            let segment: Int
+            let wait: CheckedContinuation<Void, any Error>
+        }
+
         private var phase = Phase.waiting
+        private var askers: [Int: Asker] = [:]
+        private var asked = 0
         private(set) var received: Int64 = 0
         private var segments = 0
         private var reader: Reader?
@@ -159,6 +168,44 @@ extension ResumableBody {
             guard case .feeding = phase else { return }
             cutOff(&effects)
             waitForClient(&effects)
+        }
+
+        /// The request feeding the body now, if one does.
+        var feedingSegment: Int? {
+            if case .feeding(let segment, _) = phase { return segment }
+            return nil
+        }
+
+        /// A number for the next client that asks the offset.
+        mutating func newAsker() -> Int {
+            asked += 1
+            return asked
+        }
+
+        /// A client asking the offset waits, under `id`, for request `segment` to end on its own; at once when that
+        /// request no longer feeds the body.
+        mutating func ask(
+            _ id: Int, segment: Int, _ wait: CheckedContinuation<Void, any Error>, _ effects: inout Effects
+        ) {
+            askers[id] = Asker(segment: segment, wait: wait)
+            settleAskers(&effects)
+        }
+
+        /// Asker `id` waits no more (its grace passed, or its task was cancelled).
+        mutating func stopAsking(_ id: Int, _ effects: inout Effects) {
+            if let asker = askers.removeValue(forKey: id) { effects.resumes.append((asker.wait, .success(()))) }
+        }
+
+        /// The askers whose request no longer feeds the body (it ended, was cut off, or the body is over) wait no
+        /// more. The body checks after every event, so no transition has to remember them.
+        mutating func settleAskers(_ effects: inout Effects) {
+            for (id, asker) in askers where feedingSegment != asker.segment { stopAsking(id, &effects) }
+        }
+
+        /// The client asked for the offset and request `segment` still feeds the body: it adds nothing more.
+        mutating func takeOver(segment: Int, _ effects: inout Effects) {
+            guard feedingSegment == segment else { return }
+            takeOver(&effects)
         }
 
         /// The client's `DELETE`: the request feeding the body is cut off, and the body fails answered to none.

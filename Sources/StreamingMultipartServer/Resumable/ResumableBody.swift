@@ -19,7 +19,7 @@ package import StreamingMultipart
 /// |---|---|---|---|
 /// | an append from ``offset`` | the old request is cut off; feeding the new | feeding | refused: ended |
 /// | an append from another offset | refused: conflict, the upload kept | refused: conflict | refused: ended |
-/// | ``takeOver()`` (the client asks the offset) | the request is cut off; waiting | | |
+/// | ``takeOver(after:)`` (the client asks the offset) | the request ends on its own, or is cut off: waiting | | |
 /// | the request's bytes end, it completes the upload | finished: the reader reads the end | | |
 /// | the request's bytes end otherwise, or it fails | waiting: a new window if it brought bytes, else the old one's rest | | |
 /// | the window passes | (spent: failed as abandoned when the request ends without bytes) | failed: abandoned | |
@@ -132,7 +132,7 @@ package final class ResumableBody: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - completes: whether the request's end is the upload's end (`Upload-Complete: ?1`); otherwise the body
     ///     waits for the next append.
-    ///   - onSupersede: called when the request is cut off (a newer append, ``takeOver()``) while the reader may be
+    ///   - onSupersede: called when the request is cut off (a newer append, ``takeOver(after:)``) while the reader may be
     ///     waiting on `chunks`: it must end that wait (a server closes the request's connection).
     /// - Throws: a ``Refusal``; the error `chunks` threw (the connection dropped): the body then waits for the client
     ///   to resume, within ``window``.
@@ -145,10 +145,37 @@ package final class ResumableBody: AsyncSequence, Sendable {
         }
     }
 
-    /// The client asks where the upload got to (`HEAD`): the request feeding it now adds nothing more, so the
-    /// offset answered is the one the next append must start from.
-    package func takeOver() {
-        locked { $0.takeOver(&$1) }
+    /// The client asks where the upload got to (`HEAD`): once this returns, the request that fed the body adds
+    /// nothing more, so ``offset`` is where the next append must start.
+    ///
+    /// That request first gets up to `grace` (on the body's clock) to end on its own. A client asks when its
+    /// connection dropped, and what the connection brought before the drop may still be in the server's buffers:
+    /// the reader takes it, so the offset counts it and the client does not send it again (a client that resumed
+    /// 100 ms after a cut re-sent 4.5 MB a cut here, where one that waited seconds re-sent 1.4 MB). A request whose
+    /// connection hangs half-open is cut off when `grace` passes.
+    ///
+    /// ```swift
+    /// await upload.body.takeOver(after: .seconds(1))
+    /// let offset = upload.body.offset  // the Upload-Offset to answer
+    /// ```
+    package func takeOver(after grace: Duration) async {
+        let (id, segment) = state.withLockedValue { ($0.newAsker(), $0.feedingSegment) }
+        guard let segment else { return }
+        var timer: Task<Void, Never>?
+        await withTaskCancellationHandler {
+            try? await withCheckedThrowingContinuation { (wait: CheckedContinuation<Void, any Error>) in
+                locked { $0.ask(id, segment: segment, wait, &$1) }
+                // Started once the wait is registered, so that a grace that passes at once still ends it.
+                timer = Task { [weak self, clock] in
+                    try? await clock.sleep(for: grace)
+                    self?.locked { $0.stopAsking(id, &$1) }
+                }
+            }
+        } onCancel: {
+            locked { $0.stopAsking(id, &$1) }
+        }
+        timer?.cancel()
+        locked { $0.takeOver(segment: segment, &$1) }
     }
 
     /// Ends the upload now (the server shutting down): the reader's next chunk throws
@@ -212,6 +239,7 @@ package final class ResumableBody: AsyncSequence, Sendable {
                 result = .failure(error)
             }
             if let id = effects.startsWindow { machine.windowStarted(windowTimer(id), id: id) }
+            machine.settleAskers(&effects)
             return result
         }
         for cut in effects.superseded { cut() }

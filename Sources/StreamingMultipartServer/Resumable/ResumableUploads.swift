@@ -61,6 +61,11 @@ public final class ResumableUploads: @unchecked Sendable {
         }
     }
 
+    /// How long a client asking an upload's offset (`HEAD`) lets the request that fed the upload end on its own,
+    /// so that the offset counts what that request's connection brought before it dropped; a connection that hangs
+    /// half-open is cut off then (``ResumableBody/takeOver(after:)``).
+    package static let offsetGrace: Duration = .seconds(1)
+
     /// Where the upload resources live: `/resumable_upload/` and the upload's token.
     public static let resourcePrefix = "/resumable_upload/"
 
