@@ -43,17 +43,9 @@ serve() {
   url="http://127.0.0.1:$(sed -E 's/.*127\.0\.0\.1:([0-9]+).*/\1/' "$spool.out")/upload"
 }
 
-# The milliseconds `command` takes, after `sync` (so that a server's write-back of the last file does not fall on
-# the next upload); the answer must carry the file's SHA-256.
-milliseconds() {
-  local start end
-  sync
-  start=$(date +%s%N)
-  "$@" > "$work/answer" 2> "$work/errors" || { cat "$work/errors" >&2; exit 1; }
-  end=$(date +%s%N)
-  grep -q '"sha256"' "$work/answer" || { echo "no digest in the answer: $(cat "$work/answer")" >&2; exit 1; }
-  echo $(((end - start) / 1000000))
-}
+source "$root/Benchmarks/upload-timing.sh"
+# The milliseconds `timed_upload` gives for `command`.
+milliseconds() { timed_upload "$@" | awk '{ printf "%d", $1 * 1000 }'; }
 
 if $end_to_end; then
   built "$before"
@@ -71,10 +63,11 @@ if $end_to_end; then
     for side in "${sides[@]}"; do
       tree=$root url=$after_url
       [ "$side" = before ] && tree=$before url=$before_url
-      printf '%s\t%s\t%s\t%s\n' "$round" "$side" "multipart send, 1 GiB file, to one server" \
-        "$(milliseconds "$tree/.build-release/release/multipart" send "$after_url" -F "file=@$payload" --silent)"
-      printf '%s\t%s\t%s\t%s\n' "$round" "$side" "curl -F, 1 GiB file, to the example server (SHA-256)" \
-        "$(milliseconds curl -sS -F "file=@$payload" "$url")"
+      # Assigned before printed: a failed upload then stops the run (set -e), not only its command substitution.
+      sent=$(milliseconds "$tree/.build-release/release/multipart" send "$after_url" -F "file=@$payload" --silent)
+      posted=$(milliseconds curl -sS -F "file=@$payload" "$url")
+      printf '%s\t%s\t%s\t%s\n' "$round" "$side" "multipart send, 1 GiB file, to one server" "$sent" \
+        "$round" "$side" "curl -F, 1 GiB file, to the example server (SHA-256)" "$posted"
     done >> "$results"
     echo "round $round of $rounds done"
   done

@@ -26,23 +26,15 @@ for _ in $(seq 100); do grep -q listening "$work/server.out" && break; sleep 0.1
 port=$(sed -E 's/.*127\.0\.0\.1:([0-9]+).*/\1/' "$work/server.out")
 url="http://127.0.0.1:$port/upload"
 
-seconds() {
-  local start end
-  sync
-  start=$(date +%s%N)
-  "$@" > "$work/answer" 2> "$work/errors" || { cat "$work/errors" >&2; exit 1; }
-  end=$(date +%s%N)
-  grep -q '"sha256"' "$work/answer" || { echo "no digest in the answer: $(cat "$work/answer")" >&2; exit 1; }
-  awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }'
-}
+source "$root/Benchmarks/upload-timing.sh"
 : > "$work/times"
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) = 1 ]; then
-    curl_time=$(seconds curl -sS -F "file=@$payload" "$url")
-    send_time=$(seconds "$multipart" send "$url" -F "file=@$payload" --silent)
+    curl_time=$(timed_upload curl -sS -F "file=@$payload" "$url")
+    send_time=$(timed_upload "$multipart" send "$url" -F "file=@$payload" --silent)
   else
-    send_time=$(seconds "$multipart" send "$url" -F "file=@$payload" --silent)
-    curl_time=$(seconds curl -sS -F "file=@$payload" "$url")
+    send_time=$(timed_upload "$multipart" send "$url" -F "file=@$payload" --silent)
+    curl_time=$(timed_upload curl -sS -F "file=@$payload" "$url")
   fi
   echo "round $round: curl -F ${curl_time}s  multipart send ${send_time}s"
   echo "$curl_time $send_time" >> "$work/times"
