@@ -37,7 +37,7 @@ let package = Package(
             ]
         ),
         .executableTarget(
-            // The same server's upload route in 29 lines: what a new app writes with StreamingMultipartHummingbird.
+            // The same server's upload route in 30 lines: what a new app writes with StreamingMultipartHummingbird.
             name: "SmallUploadServer",
             dependencies: [
                 .product(name: "StreamingMultipart", package: root.lastPathComponent),

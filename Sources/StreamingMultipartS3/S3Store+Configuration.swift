@@ -73,9 +73,10 @@ extension S3Store {
         /// The most bytes of an answer read (S3's answers are XML of a few KiB; a list of 1,000 open uploads is
         /// about 1 MiB): a larger one fails the request as a transport error. Default 16 MiB.
         public var maxAnswerBytes: Int
-        /// The media types an object may be stored as (`type/subtype`, lower case): a file whose client-sent type is
-        /// one of them is stored with it, any other as `application/octet-stream`, so that a browser that opens the
-        /// object never runs what a client called `text/html` or `image/svg+xml`. The type as sent is kept in
+        /// The media types an object may be stored as (`type/subtype`, lower case), checked against what the file's
+        /// first bytes show (``StreamingMultipart/MultipartStoreFile/sniffedMediaType``) as well as what the client
+        /// says: see ``storedContentType(for:)``. A browser that opens the object never runs what a client called
+        /// `text/html` or `image/svg+xml`, nor markup it called `image/png`. The type as sent is kept in
         /// `x-amz-meta-content-type`, percent-encoded. Default ``sniffingSafeTypes``.
         public var storedContentTypes: Set<String>
         /// The `Content-Disposition` every object is stored with; `attachment` by default (a browser downloads it
@@ -147,14 +148,20 @@ extension S3Store {
             "application/octet-stream", "text/plain", "text/csv",
         ]
 
-        /// The `Content-Type` an object is stored with for a client's `sent` type: its media type when
-        /// ``storedContentTypes`` holds it, else `application/octet-stream`.
-        public func storedContentType(for sent: String?) -> String {
-            guard let sent, let type = try? ContentType(parsing: sent), storedContentTypes.contains(type.mediaType)
-            else {
-                return "application/octet-stream"
-            }
-            return type.mediaType
+        /// The `Content-Type` `file` is stored with: the client's media type when both it and the type the file's
+        /// first bytes show are in ``storedContentTypes``; else the sniffed type when it is; else
+        /// `application/octet-stream`.
+        ///
+        /// ```swift
+        /// // A PNG labelled image/png: "image/png". A PNG labelled text/html: "image/png".
+        /// // An HTML page labelled image/png: "application/octet-stream" (text/html is not in the list).
+        /// let type = configuration.storedContentType(for: file)
+        /// ```
+        public func storedContentType(for file: MultipartStoreFile) -> String {
+            let sniffed = file.sniffedMediaType
+            guard storedContentTypes.contains(sniffed) else { return "application/octet-stream" }
+            guard let sent = file.mediaType, storedContentTypes.contains(sent) else { return sniffed }
+            return sent
         }
 
         /// The region `AWS_REGION` names, else `AWS_DEFAULT_REGION` (the AWS CLI's), else `us-east-1`; an empty value

@@ -29,8 +29,9 @@ import StreamingMultipartUploadClient
 /// `UNSIGNED-PAYLOAD` (for https endpoints); a failed part is sent again (``S3Store/Configuration/retry``) from the bytes held until S3 acknowledged it. The client's filename
 /// and field name go into `x-amz-meta-filename` and `x-amz-meta-field`, and its content type as sent into
 /// `x-amz-meta-content-type`, percent-encoded (any text is then safe in a header). The object's own `Content-Type`
-/// is the client's only when ``S3Store/Configuration/storedContentTypes`` allows it (images, media, PDF, plain text by
-/// default; never HTML or SVG), else `application/octet-stream`, and it is stored with
+/// is one ``S3Store/Configuration/storedContentTypes`` allows (images, media, PDF, plain text by default; never HTML
+/// or SVG), checked against the type the file's first bytes show as well as the client's, else
+/// `application/octet-stream` (``S3Store/Configuration/storedContentType(for:)``), and it is stored with
 /// ``S3Store/Configuration/contentDisposition`` (`attachment`): a bucket served to browsers does not serve a client's
 /// page.
 public struct S3Store: MultipartFileStore {

@@ -304,7 +304,7 @@ actor S3Upload: MultipartStoreWriter {
     /// header).
     private var objectHeaders: [(name: String, value: String)] {
         var headers = [
-            ("Content-Type", configuration.storedContentType(for: file.contentType)),
+            ("Content-Type", configuration.storedContentType(for: file)),
             ("x-amz-meta-filename", SigV4Signer.encode(file.filename, keepingSlash: false)),
             ("x-amz-meta-field", SigV4Signer.encode(file.name, keepingSlash: false)),
         ]

@@ -233,12 +233,17 @@ import FoundationNetworking
     @Test func fileFilterExampleRefusesSVGAndNamesAMissingField() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
+        let heads: [String: [UInt8]] = [
+            "png": [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "svg": Array("<svg>".utf8),
+        ]
         func answer(_ fields: [String], images: [(String, String)]) async throws -> (Int, String) {
             var body = MultipartBody()
             for name in fields { try body.append(.text("Holiday", name: name)) }
             for (filename, type) in images {
-                try body.append(
-                    .data(Data(repeating: 9, count: 50_000), name: "images", filename: filename, contentType: type))
+                // The image's bytes start as its kind's do (the filter's sniffed type), whatever its label says.
+                let head = heads[String(filename.split(separator: ".")[1])]!
+                let bytes = head + [UInt8](repeating: 9, count: 50_000 - head.count)
+                try body.append(.data(Data(bytes), name: "images", filename: filename, contentType: type))
             }
             let (status, json) = await receiveGallery(
                 chunkStream(try body.bytes(), size: 4096), contentType: body.contentType, spool: folder.url.path)
@@ -248,7 +253,9 @@ import FoundationNetworking
         let stored = try await answer(["title"], images: [("a.png", "image/png"), ("b.png", "image/png")])
         #expect(stored == (201, #"{"images":2}"#))
         let svg = try await answer(["title"], images: [("a.png", "image/png"), ("c.svg", "image/svg+xml")])
-        #expect(svg.0 == 415 && svg.1.contains(#""code":"fileRefused""#) && svg.1.contains("SVG images"))
+        #expect(svg.0 == 415 && svg.1.contains(#""code":"fileRefused""#) && svg.1.contains("WebP images"))
+        let labelled = try await answer(["title"], images: [("c.svg", "image/png")])
+        #expect(labelled.0 == 415, "an SVG labelled image/png is refused by its bytes")
         let untitled = try await answer([], images: [("a.png", "image/png")])
         #expect(untitled.0 == 422 && untitled.1.contains(#""field":"title""#))
     }

@@ -4,7 +4,8 @@
     python3 browser_form_post.py chromium|firefox ACTION_URL
 
 The browser builds each form in a blank page (a caption, and files made in the page through a DataTransfer),
-submits it with form.submit(), and waits for the answer page. Forms: "multipart" (a caption and two photos),
+submits it with form.submit(), and waits for the answer page. Each file starts with its kind's signature (a JPEG's,
+a PNG's, an SVG's markup), then spaces. Forms: "multipart" (a caption and two photos),
 "urlencoded" (a caption alone, the browser's default encoding), "svg" (a caption, a photo and an SVG). The line is
 {"multipart": <the answer's text>, "urlencoded": …, "svg": …}.
 """
@@ -33,7 +34,12 @@ SUBMIT = r"""
     input.name = "photos";
     input.multiple = true;
     const chosen = new DataTransfer();
-    for (const [name, type, size] of files) chosen.items.add(new File([new Uint8Array(size).fill(7)], name, { type }));
+    for (const [name, type, size, head] of files) {
+      // The file starts as a file of its kind does (what a server that sniffs reads), then spaces.
+      const bytes = new Uint8Array(size).fill(32);
+      bytes.set(head);
+      chosen.items.add(new File([bytes], name, { type }));
+    }
     input.files = chosen.files;
     form.append(input);
   }
@@ -43,10 +49,14 @@ SUBMIT = r"""
 })
 """
 
+JPEG = list(b"\xff\xd8\xff\xe0")
+PNG = list(b"\x89PNG\r\n\x1a\n")
+SVG = list(b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')
 FORMS = {
-    "multipart": ("multipart/form-data", "from a browser", [["a.jpg", "image/jpeg", 1000], ["b.png", "image/png", 2000]]),
+    "multipart": ("multipart/form-data", "from a browser",
+                  [["a.jpg", "image/jpeg", 1000, JPEG], ["b.png", "image/png", 2000, PNG]]),
     "urlencoded": ("application/x-www-form-urlencoded", "caf\u00e9 & cr\u00e8me", []),
-    "svg": ("multipart/form-data", "with an svg", [["a.jpg", "image/jpeg", 1000], ["c.svg", "image/svg+xml", 300]]),
+    "svg": ("multipart/form-data", "with an svg", [["a.jpg", "image/jpeg", 1000, JPEG], ["c.svg", "image/svg+xml", 300, SVG]]),
 }
 
 

@@ -181,16 +181,25 @@ final class S3Peer: @unchecked Sendable {
         #expect(stored.keys == form.files.compactMap { $0.storedObject?.key }.sorted() && stored.uploads == 0)
     }
 
-    /// A client's type becomes the object's only from the allow-list; every object is an attachment; the type as
-    /// sent is kept as metadata; a type with a control byte is the client's error, and nothing is stored.
+    /// An object's type comes from the allow-list, checked against what the file's bytes show as well as what the
+    /// client says; every object is an attachment; the type as sent is kept as metadata; a type with a control byte
+    /// is the client's error, and nothing is stored.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func storedTypesComeFromTheAllowList() async throws {
         let peer = try S3Peer.shared(.moto)
         let bucket = try peer.makeBucket()
         var body = MultipartBody()
-        let sent = ["text/html; charset=utf-8", "image/svg+xml", "IMAGE/PNG", "application/xhtml+xml"]
-        for (index, type) in sent.enumerated() {
-            try body.append(.data(Data("<b>\(index)</b>".utf8), name: "f", filename: "f\(index)", contentType: type))
+        let png = [UInt8](try Data(contentsOf: Repository.fixtures.appendingPathComponent("sniffing/image.png")))
+        let markup = Array("<b>markup</b>".utf8)
+        let sent: [(type: String, bytes: [UInt8], stored: String)] = [
+            ("text/html; charset=utf-8", markup, "application/octet-stream"),
+            ("image/svg+xml", Array("<svg/>".utf8), "application/octet-stream"), ("IMAGE/PNG", png, "image/png"),
+            ("application/xhtml+xml", markup, "application/octet-stream"),
+            ("image/png", markup, "application/octet-stream"), ("text/html", png, "image/png"),
+            ("text/csv", Array("a,b\n".utf8), "text/csv"),
+        ]
+        for (index, file) in sent.enumerated() {
+            try body.append(.data(Data(file.bytes), name: "f", filename: "f\(index)", contentType: file.type))
         }
         let spooler = MultipartSpooler(
             store: try S3Store(configuration: peer.configuration(bucket: bucket)), limits: .untimed)
@@ -203,8 +212,7 @@ final class S3Peer: @unchecked Sendable {
             let metadata = head["Metadata"] as? [String: String] ?? [:]
             #expect(metadata["content-type"]?.removingPercentEncoding == file.contentType)
         }
-        #expect(
-            stored == ["application/octet-stream", "application/octet-stream", "image/png", "application/octet-stream"])
+        #expect(stored == sent.map(\.stored))
 
         let hostile = Array(
             ("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\nContent-Type: text/pl\u{1}ain\r\n\r\n"

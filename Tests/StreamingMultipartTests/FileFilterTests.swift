@@ -58,7 +58,77 @@ import Testing
         #expect(
             filter.asked.last
                 == MultipartStoreFile(
-                    name: "photos[]", filename: "logo.svg", contentType: "image/svg+xml", partIndex: 2))
+                    name: "photos[]", filename: "logo.svg", contentType: "image/svg+xml", partIndex: 2,
+                    firstBytes: Self.svg))
+    }
+
+    /// The filter sees each file's first bytes and the type they show, the same however the body's chunks split
+    /// them (one byte at a time included), and the file is stored whole, those bytes first.
+    @Test(arguments: [1, 7, 1000, 65536])
+    func theFilterSeesTheFirstBytesHoweverTheChunksSplitThem(chunk: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let filter = SVGFilter(.store)
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = filter.decide
+        let body = try Self.body()
+        let form = try await spooler.spool(chunkStream(try body.bytes(), size: chunk), contentType: body.contentType)
+        defer { form.removeFiles() }
+        #expect(filter.asked.map(\.firstBytes) == [Array(Self.png.prefix(1445)), Self.svg, Array("notes".utf8)])
+        #expect(filter.asked.map(\.sniffedMediaType) == ["application/octet-stream", "image/svg+xml", "text/plain"])
+        #expect(try form.files.map { try $0.contents() } == [Self.png, Self.svg, Array("notes".utf8)])
+    }
+
+    /// `fileHeadBytes` bounds the bytes held before the filter decides: none at 0, at most 4 KiB however large.
+    @Test(arguments: [(0, 0), (16, 16), (4096, 4096), (1 << 20, 4096)])
+    func theFilterSeesAsManyFirstBytesAsTheSpoolerReads(asked: Int, seen: Int) async throws {
+        let store = RecordingStore()
+        let filter = SVGFilter(.store)
+        var spooler = MultipartSpooler(store: store, limits: .untimed)
+        spooler.fileHeadBytes = asked
+        spooler.fileFilter = filter.decide
+        let body = try Self.body()
+        let form = try await spooler.spool(chunkStream(try body.bytes(), size: 997), contentType: body.contentType)
+        #expect(filter.asked.first?.firstBytes == Array(Self.png.prefix(seen)))
+        #expect(store.begun.first?.firstBytes == Array(Self.png.prefix(seen)), "the store begins the file with them")
+        let stored = try #require(form.files.first?.storedObject?.key)
+        #expect(store.objects[stored] == Self.png)
+    }
+
+    /// A filter that takes images by what the bytes show refuses markup however it is named and labelled, and
+    /// takes an image that carries markup after its signature (a browser sniffs it as the image it starts as).
+    @Test(
+        arguments: [
+            ("markup.svg", "image/svg+xml", false), ("polyglot-svg-named.png", "image/png", false),
+            ("polyglot-html-named.png", "image/png", false), ("markup-prolog.svg", "image/png", false),
+            ("markup-script.html", "image/jpeg", false), ("markup.html", nil, false), ("image.png", "image/png", true),
+            ("image.png", "application/octet-stream", true), ("polyglot-png-html-tail.png", "image/png", true),
+        ] as [(String, String?, Bool)])
+    func anImageFilterBySniffedTypeRefusesMarkupHoweverItIsLabelled(
+        fixture: String, label: String?, stored: Bool
+    ) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = { file in
+            switch file.sniffedMediaType {
+            case "image/png", "image/jpeg", "image/gif", "image/webp": .store
+            default: .refuse(status: 415, message: "only PNG, JPEG, GIF and WebP images are taken")
+            }
+        }
+        var body = MultipartBody()
+        let bytes = try MediaTypeSniffingTests.fixture(fixture)
+        try body.append(.data(Data(bytes), name: "photo", filename: fixture, contentType: label))
+        let spool = { try await spooler.spool(chunkStream(try body.bytes(), size: 64), contentType: body.contentType) }
+        if stored {
+            let form = try await spool()
+            #expect(try form.files.map { try $0.contents() } == [bytes])
+            form.removeFiles()
+        } else {
+            let error = await #expect(throws: MultipartError.self) { _ = try await spool() }
+            #expect(error?.code == .fileRefused && error?.httpStatus == 415)
+        }
+        #expect(try folder.contents() == [])
     }
 
     @Test func aRefusedFileLeavesNothingInTheStore() async throws {

@@ -16,6 +16,8 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     private(set) var inProgress: Set<String> = []
     private(set) var aborted: [String] = []
     private(set) var removed: [String] = []
+    /// Each file as the spooler began it.
+    private(set) var begun: [MultipartStoreFile] = []
     /// Fail the append that would bring a file past this many bytes.
     var failAppendPast: Int?
     /// Fail `finish` of the file with this part index.
@@ -29,6 +31,7 @@ final class RecordingStore: MultipartFileStore, @unchecked Sendable {
     func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
         let key = lock.withLock {
             nextKey += 1
+            begun.append(file)
             inProgress.insert("k\(nextKey)")
             return "k\(nextKey)"
         }

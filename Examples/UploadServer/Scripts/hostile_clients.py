@@ -40,9 +40,11 @@ BOUNDARY = "hostileclientboundary"
 
 
 def form_head(filename="f.bin"):
+    """A caption and the head of a file part, with the file's first bytes: a PNG's signature, so that a server that
+    takes photos by what their bytes show (SmallUploadServer) takes the file the scenario sends after it."""
     return (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhello\r\n"
             f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{filename}\"\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n").encode()
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + b"\x89PNG\r\n\x1a\n"
 
 
 FORM_TAIL = f"\r\n--{BOUNDARY}--\r\n".encode()

@@ -4,7 +4,8 @@
     python3 small_app_checks.py UPLOAD_URL CLIENT...      (CLIENT: curl, requests, chromium, firefox)
 
 The app is the examples' small one: `POST /upload` decodes {caption: String, photos: [SpooledFile]} from
-multipart/form-data or application/x-www-form-urlencoded, refuses image/svg+xml files with 415, and answers
+multipart/form-data or application/x-www-form-urlencoded, takes photos whose bytes are PNG, JPEG, GIF or WebP and
+refuses any other file with 415 (markup however it is named and labelled), and answers
 "CAPTION: NAME SIZE, NAME SIZE\\n". Each client named sends its forms, and every answer is compared with what it
 must be (a browser's page shows the answer's text, not its status). Prints one JSON line, {"checked": N, "failures": [...]}, and exits 1 when
 any check failed.
@@ -47,13 +48,31 @@ def curl(url, *arguments):
     return int(status or 0), body
 
 
+# A file's first bytes by its kind: what the route's filter sniffs. The rest of each file is filler.
+HEADS = {
+    "jpg": b"\xff\xd8\xff\xe0",
+    "png": b"\x89PNG\r\n\x1a\n",
+    "svg": b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+    "html": b"<!DOCTYPE html><html><script>alert(1)</script></html>",
+}
+REFUSED = {"code": "fileRefused", "message": "photos must be PNG, JPEG, GIF or WebP images"}
+
+
+def photo(kind, size):
+    """A file of `size` bytes that starts as a file of `kind` does."""
+    return HEADS[kind] + b" " * (size - len(HEADS[kind]))
+
+
 def with_curl(url, folder):
     jpg = os.path.join(folder, "a.jpg")
     png = os.path.join(folder, "b.png")
     svg = os.path.join(folder, "c.svg")
-    for path, size in ((jpg, 1000), (png, 2000), (svg, 300)):
+    svg_named_png = os.path.join(folder, "d.png")
+    html_named_jpg = os.path.join(folder, "e.jpg")
+    for path, kind, size in ((jpg, "jpg", 1000), (png, "png", 2000), (svg, "svg", 300), (svg_named_png, "svg", 300),
+                             (html_named_jpg, "html", 300)):
         with open(path, "wb") as file:
-            file.write(b"\x07" * size)
+            file.write(photo(kind, size))
     check("curl multipart", *curl(url, "-F", "caption=from curl", "-F", f"photos=@{jpg};type=image/jpeg",
                                   "-F", f"photos=@{png};type=image/png"), 200, "from curl: a.jpg 1000, b.png 2000\n")
     check("curl urlencoded", *curl(url, "--data-urlencode", "caption=caf\u00e9 & cr\u00e8me"), 200,
@@ -61,8 +80,15 @@ def with_curl(url, folder):
     check("curl without the caption", *curl(url, "-F", f"photos=@{jpg};type=image/jpeg"), 422,
           want_error={"code": "missingField", "field": "caption"})
     check("curl with an SVG", *curl(url, "-F", "caption=x", "-F", f"photos=@{jpg};type=image/jpeg",
-                                    "-F", f"photos=@{svg};type=image/svg+xml"), 415,
-          want_error={"code": "fileRefused", "message": "SVG images are not taken"})
+                                    "-F", f"photos=@{svg};type=image/svg+xml"), 415, want_error=REFUSED)
+    check("curl with an SVG named and labelled a PNG", *curl(url, "-F", "caption=x",
+                                                             "-F", f"photos=@{svg_named_png};type=image/png"),
+          415, want_error=REFUSED)
+    check("curl with a page named and labelled a JPEG", *curl(url, "-F", "caption=x",
+                                                              "-F", f"photos=@{html_named_jpg};type=image/jpeg"),
+          415, want_error=REFUSED)
+    check("curl with a PNG labelled text", *curl(url, "-F", "caption=y", "-F", f"photos=@{png};type=text/plain"),
+          200, "y: b.png 2000\n")
     check("curl with text", *curl(url, "-H", "Content-Type: text/plain", "--data-binary", "hello"), 415,
           want_error={"code": "invalidContentType"})
     check("curl with a caption twice", *curl(url, "-F", "caption=a", "-F", "caption=b"), 422,
@@ -72,7 +98,7 @@ def with_curl(url, folder):
 def with_requests(url):
     import requests
     answer = requests.post(url, data={"caption": "from requests"},
-                           files=[("photos", ("a.jpg", b"\x07" * 1000, "image/jpeg"))], timeout=60)
+                           files=[("photos", ("a.jpg", photo("jpg", 1000), "image/jpeg"))], timeout=60)
     check("requests multipart", answer.status_code, answer.text, 200, "from requests: a.jpg 1000\n")
     answer = requests.post(url, data={"caption": "plain"}, timeout=60)
     check("requests urlencoded", answer.status_code, answer.text, 200, "plain: \n")

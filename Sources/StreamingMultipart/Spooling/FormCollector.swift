@@ -101,14 +101,24 @@ struct FormCollector {
         guard files.count + skippedFiles < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
+        // The file's first bytes, for the filter and the store to see what it is: read whatever the chunks, and
+        // kept as the chunks they came in, to be stored as if just read.
+        var body = part.body.makeAsyncIterator()
+        let headLength = min(max(spooler.fileHeadBytes, 0), MultipartSpooler.maxFileHeadBytes)
+        var firstBytes: [UInt8] = []
+        var early: [MultipartBytes] = []
+        while firstBytes.count < headLength, let slice = try await body.next(isolation: actor) {
+            let chunk = slice.multipartBytes
+            chunk.withSpan { firstBytes.append(copying: $0.extracting(first: headLength - firstBytes.count).bytes) }
+            early.append(chunk)
+        }
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
-            partIndex: head.index)
+            partIndex: head.index, firstBytes: firstBytes)
         switch spooler.fileFilter?(file) ?? .store {
         case .store: break
         case .skip:
             skippedFiles += 1
-            var body = part.body.makeAsyncIterator()
             while try await body.next(isolation: actor) != nil {}
             return
         case .refuse(let status, let message):
@@ -123,11 +133,18 @@ struct FormCollector {
         var writer: HashingStoreWriter?
         var count: Int64 = 0
         do {
-            var body = part.body.makeAsyncIterator()
-            while let slice = try await body.next(isolation: actor) {
+            var early = early[...]
+            while true {
                 // The bytes where the body's chunk put them (an array's slice, a ByteBuffer's region): the store
                 // takes them without a copy.
-                let chunk = slice.multipartBytes
+                let chunk: MultipartBytes
+                if let read = early.popFirst() {
+                    chunk = read
+                } else if let slice = try await body.next(isolation: actor) {
+                    chunk = slice.multipartBytes
+                } else {
+                    break
+                }
                 count += Int64(chunk.count)
                 if writer == nil {
                     if digest != nil { chunk.withSpan { digest!.update($0) } }

@@ -1,14 +1,14 @@
-/// What a ``MultipartSpooler/fileFilter`` decides for a file part, from what the client said of it (its field,
-/// filename and content type) and before any of its bytes is stored: multer's `fileFilter`, busboy's per-file
-/// choice. Compare the type as ``MultipartStoreFile/mediaType`` gives it (lower case, no parameters), never the raw
-/// ``MultipartStoreFile/contentType``: `image/SVG+XML; charset=utf-8` is an SVG image to a browser.
+/// What a ``MultipartSpooler/fileFilter`` decides for a file part, before any of its bytes is stored: multer's
+/// `fileFilter`, busboy's per-file choice. The filter sees what the client said of the file (its field, filename and
+/// content type) and its first bytes with the type they show (``MultipartStoreFile/sniffedMediaType``): decide by
+/// that, which an SVG or a page labelled `image/png` cannot hide, and take only the types the route wants.
 ///
 /// ```swift
 /// spooler.fileFilter = { file in
-///     switch file.mediaType {
-///     case "image/svg+xml"?: .refuse(status: 415, message: "SVG images are not accepted")
-///     case let type? where type.hasPrefix("image/"): .store
-///     default: .skip  // read and dropped; the rest of the form is kept
+///     switch file.sniffedMediaType {
+///     case "image/png", "image/jpeg", "image/gif", "image/webp": .store
+///     case "application/pdf": .skip  // read and dropped; the rest of the form is kept
+///     default: .refuse(status: 415, message: "only images are accepted")
 ///     }
 /// }
 /// ```

@@ -78,26 +78,49 @@ extension MultipartStoreWriter {
     public func localFile() -> (any MultipartLocalFile)? { nil }
 }
 
-/// What the client said of a file part, for a ``MultipartFileStore`` to begin it with.
+/// A file part as it begins, for a ``MultipartSpooler/fileFilter`` to decide on and a ``MultipartFileStore`` to
+/// begin it with: what the client said of it (``name``, ``filename``, ``contentType``: claims, any text), and its
+/// first bytes with the type they show (``firstBytes``, ``sniffedMediaType``: what the file is, whatever it says).
+///
+/// ```swift
+/// spooler.fileFilter = { file in
+///     switch file.sniffedMediaType {
+///     case "image/png", "image/jpeg", "image/gif", "image/webp": .store
+///     default: .refuse(status: 415, message: "only PNG, JPEG, GIF and WebP images are taken")
+///     }
+/// }
+/// ```
 public struct MultipartStoreFile: Sendable, Hashable {
-    /// The part's field name.
+    /// The part's field name, as the client sent it.
     public var name: String
-    /// The filename as sent (``ContentDisposition/preferredFilename``): any text, never a safe name.
+    /// The filename as the client sent it (``ContentDisposition/preferredFilename``): any text, never a safe name.
     public var filename: String
-    /// The part's `Content-Type` value as sent, or nil: any case, any parameters. Decide by ``mediaType``.
+    /// The part's `Content-Type` value as the client sent it, or nil: any case, any parameters, any claim. Decide
+    /// by ``sniffedMediaType``, or at least by ``mediaType``.
     public var contentType: String?
-    /// The part's media type as a browser reads ``contentType``: `type/subtype` in lower case, without parameters
-    /// (``ContentType/mediaType(of:)``), so that `image/SVG+XML; charset=utf-8` and `image/svg+xml;` are
-    /// `image/svg+xml`; nil when the part has no `Content-Type` or none of that shape. What a file filter compares.
+    /// The type the client claims, as a browser reads ``contentType``: `type/subtype` in lower case, without
+    /// parameters (``ContentType/mediaType(of:)``), so that `image/SVG+XML; charset=utf-8` and `image/svg+xml;` are
+    /// `image/svg+xml`; nil when the part has no `Content-Type` or none of that shape.
     public var mediaType: String? { contentType.flatMap(ContentType.mediaType(of:)) }
+    /// The file's first bytes: ``MultipartSpooler/fileHeadBytes`` of them (1,445 by default), fewer only when the
+    /// file is shorter.
+    public var firstBytes: [UInt8] {
+        didSet { sniffedMediaType = ContentType.sniffedMediaType(of: firstBytes) }
+    }
+    /// The type ``firstBytes`` show, by the MIME Sniffing standard's rules for an unknown type
+    /// (``ContentType/sniffedMediaType(of:)``): `image/png` for a PNG whatever its name and label, `text/html` or
+    /// `image/svg+xml` for markup labelled `image/png`. What a filter that takes only some kinds of file compares.
+    public private(set) var sniffedMediaType: String
     /// The part's index in the body.
     public var partIndex: Int
 
-    public init(name: String, filename: String, contentType: String?, partIndex: Int) {
+    public init(name: String, filename: String, contentType: String?, partIndex: Int, firstBytes: [UInt8] = []) {
         self.name = name
         self.filename = filename
         self.contentType = contentType
         self.partIndex = partIndex
+        self.firstBytes = firstBytes
+        sniffedMediaType = ContentType.sniffedMediaType(of: firstBytes)
     }
 }
 

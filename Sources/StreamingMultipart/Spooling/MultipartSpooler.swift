@@ -53,9 +53,23 @@ public struct MultipartSpooler: Sendable {
     public var mode: MultipartParser.Mode
     /// The hash computed of each file as it streams to disk, or nil for none.
     public var digest: (any SpoolDigest.Type)?
-    /// Decides for each file part, before any of its bytes is stored, whether to store it, skip it or refuse the
-    /// form (``MultipartFileDecision``); nil stores every file. It sees the files inside a multipart/mixed part too.
+    /// Decides for each file part, from what the client says of it and its first bytes (``MultipartStoreFile``,
+    /// ``MultipartStoreFile/sniffedMediaType``) and before any of its bytes is stored, whether to store it, skip it
+    /// or refuse the form (``MultipartFileDecision``); nil stores every file. It sees the files inside a
+    /// multipart/mixed part too.
     public var fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)?
+    /// How many of a file's first bytes are read before ``fileFilter`` decides and the store begins the file
+    /// (``MultipartStoreFile/firstBytes``, whose ``MultipartStoreFile/sniffedMediaType`` they give): fewer only when
+    /// the file is shorter, however the body's chunks split it. 1,445 by default (what the MIME Sniffing standard
+    /// reads, ``ContentType/sniffedHeaderLength``); at most ``maxFileHeadBytes`` (a larger value reads 4,096).
+    /// At 0 none is read, and every file's sniffed type is an empty file's, `text/plain`.
+    ///
+    /// ```swift
+    /// spooler.fileHeadBytes = 4096  // a filter that reads further into a format's header
+    /// ```
+    public var fileHeadBytes: Int = ContentType.sniffedHeaderLength
+    /// The most first bytes of a file held before its filter decides: 4 KiB.
+    public static let maxFileHeadBytes = 4096
     /// Where the spooler tells what it cannot throw: a stored file of a failed form that the store would not remove
     /// (a warning naming the object left behind). No-op by default.
     public var logger: Logger = .disabled

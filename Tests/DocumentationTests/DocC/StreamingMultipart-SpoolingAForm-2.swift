@@ -6,13 +6,16 @@ struct Gallery: Decodable {
     var images: [SpooledFile]
 }
 
-/// Receives a gallery, refusing SVG images: the status to answer and its JSON body.
+/// Receives a gallery of images, taken by what their bytes show: the status to answer and its JSON body.
 func receiveGallery<Body: AsyncSequence>(
     _ body: sending Body, contentType: String, spool: String
 ) async -> (status: Int, body: Data) where Body.Element: MultipartChunk {
     var spooler = MultipartSpooler(directory: spool)
     spooler.fileFilter = { file in
-        file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not accepted") : .store
+        switch file.sniffedMediaType {  // an SVG or a page called image/png is still markup
+        case "image/png", "image/jpeg", "image/gif", "image/webp": .store
+        default: .refuse(status: 415, message: "only PNG, JPEG, GIF and WebP images are accepted")
+        }
     }
     do {
         let count = try await spooler.withSpooledForm(body, contentType: contentType) { form in

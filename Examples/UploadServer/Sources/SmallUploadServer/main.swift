@@ -1,4 +1,4 @@
-// `[PORT=8080] swift run SmallUploadServer [SPOOL_DIR]`: typed forms, SVGs refused, guards on, errors answered.
+// `[PORT=8080] swift run SmallUploadServer [SPOOL_DIR]`: typed forms, photos by their bytes, guards on, errors answered.
 import Foundation
 import Hummingbird
 import StreamingMultipart
@@ -10,12 +10,13 @@ struct Upload: Decodable {
 }
 
 let spooler = MultipartSpooler(directory: CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory())
-let noSVG: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in
-    file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
+let photosOnly: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
+    ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(file.sniffedMediaType)
+        ? .store : .refuse(status: 415, message: "photos must be PNG, JPEG, GIF or WebP images")
 }
 let router = Router()
 router.post("/upload") { request, _ in
-    try await request.multipartForm(as: Upload.self, spooler: spooler, fileFilter: noSVG) { upload in
+    try await request.multipartForm(as: Upload.self, spooler: spooler, fileFilter: photosOnly) { upload in
         "\(upload.caption): \(upload.photos.map { "\($0.filename) \($0.byteCount)" }.joined(separator: ", "))\n"
     }
 }

@@ -27,7 +27,7 @@ import Testing
     ]
 
     /// The servers each scenario of the shared suite runs against: UploadServer with `quick` timeouts, and
-    /// SmallUploadServer, the 29 lines a new app writes, with every default of StreamingMultipartHummingbird.
+    /// SmallUploadServer, the 30 lines a new app writes, with every default of StreamingMultipartHummingbird.
     enum Server: String, CustomTestStringConvertible, CaseIterable {
         case full, small
         var testDescription: String { rawValue }

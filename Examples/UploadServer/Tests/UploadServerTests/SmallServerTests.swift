@@ -2,7 +2,7 @@ import ExampleTestSupport
 import Foundation
 import Testing
 
-/// SmallUploadServer, the 29 lines a new Hummingbird app writes with StreamingMultipartHummingbird, against real
+/// SmallUploadServer, the 30 lines a new Hummingbird app writes with StreamingMultipartHummingbird, against real
 /// clients (`Scripts/small_app_checks.py` says what each form must get): typed decoding of multipart and urlencoded
 /// forms, SVGs refused by the route's file filter, missing and doubled fields answered 422 with the field's name,
 /// and nothing left in the spool folder. The hostile-client suite runs against it too (`HostileClientTests`).

@@ -3,19 +3,20 @@ import StreamingMultipart
 import StreamingMultipartVapor
 import Vapor
 
-/// The whole of a small upload app (`swift run SmallVaporUpload`): typed forms (multipart or urlencoded), SVGs
-/// refused, errors answered as JSON; the tests run it with a spooler of their own.
+/// The whole of a small upload app (`swift run SmallVaporUpload`): typed forms (multipart or urlencoded), photos
+/// taken by their bytes, errors answered as JSON; the tests run it with a spooler of their own.
 public func smallApp(_ app: Application, spooler: MultipartSpooler) {
     struct Upload: Decodable {
         var caption: String
         var photos: [SpooledFile]
     }
     app.useMultipartUploads()
-    let noSVG: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in
-        file.mediaType == "image/svg+xml" ? .refuse(status: 415, message: "SVG images are not taken") : .store
+    let photosOnly: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
+        ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(file.sniffedMediaType)
+            ? .store : .refuse(status: 415, message: "photos must be PNG, JPEG, GIF or WebP images")
     }
     app.on(.POST, "upload", body: .stream) { req in
-        try await req.multipartForm(as: Upload.self, spooler: spooler, fileFilter: noSVG) { upload in
+        try await req.multipartForm(as: Upload.self, spooler: spooler, fileFilter: photosOnly) { upload in
             "\(upload.caption): \(upload.photos.map { "\($0.filename) \($0.byteCount)" }.joined(separator: ", "))\n"
         }
     }
