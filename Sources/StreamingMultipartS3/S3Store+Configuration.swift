@@ -74,9 +74,9 @@ extension S3Store {
         /// about 1 MiB): a larger one fails the request as a transport error. Default 16 MiB.
         public var maxAnswerBytes: Int
         /// The media types an object may be stored as (`type/subtype`, lower case), checked against what the file's
-        /// first bytes show (``StreamingMultipart/MultipartStoreFile/sniffedMediaType``) as well as what the client
-        /// says: see ``storedContentType(for:)``. A browser that opens the object never runs what a client called
-        /// `text/html` or `image/svg+xml`, nor markup it called `image/png`. The type as sent is kept in
+        /// first bytes show (`MultipartStoreFile.sniffedMediaType`) as well as what the client says: see
+        /// ``storedContentType(for:)``. A browser that opens the object never runs what a client called `text/html`
+        /// or `image/svg+xml`, nor markup it called `image/png`. The type as sent is kept in
         /// `x-amz-meta-content-type`, percent-encoded. Default ``sniffingSafeTypes``.
         public var storedContentTypes: Set<String>
         /// The `Content-Disposition` every object is stored with; `attachment` by default (a browser downloads it
