@@ -251,3 +251,74 @@ import Testing
         }
     }
 }
+
+/// A file whose first bytes come a byte to a buffer, each buffer lent (as a `ByteBuffer` lends its storage): while
+/// the filter decides, the spooler holds one of those buffers at most, with the bytes before it copied, not one a
+/// byte.
+@Suite struct FileHeadMemoryTests {
+    /// A number that tasks share.
+    final class Count: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        var value: Int { lock.withLock { count } }
+        func add(_ amount: Int) { lock.withLock { count += amount } }
+    }
+
+    /// A lender whose instances alive are counted.
+    final class CountedLender: @unchecked Sendable {  // its memory never changes once made
+        static let alive = Count()
+        let region: UnsafeRawBufferPointer
+
+        init(_ bytes: [UInt8]) {
+            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            memory.copyBytes(from: bytes)
+            region = UnsafeRawBufferPointer(memory)
+            Self.alive.add(1)
+        }
+
+        deinit {
+            region.deallocate()
+            Self.alive.add(-1)
+        }
+    }
+
+    /// A chunk that lends its lender's memory.
+    struct LendingChunk: MultipartChunk, Sendable {
+        typealias MultipartSlice = LentBytes
+        let lender: CountedLender
+        var multipartBytes: MultipartBytes { MultipartBytes(lending: lender.region, owner: lender) }
+        static func multipartSlice(_ bytes: consuming MultipartBytes) -> LentBytes { LentBytes(bytes) }
+    }
+
+    @Test func theFilterDecidesHoldingOneLentBufferAtMost() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = [UInt8](repeating: UInt8(ascii: "a"), count: 10_000)
+        var body = MultipartBody()
+        try body.append(.data(Data(file), name: "f", filename: "f.txt", contentType: "text/plain"))
+        let bytes = try body.bytes()
+        let fileStart = try #require(bytes.indices.first { bytes[$0...].starts(with: file.prefix(64)) })
+        // The head in one buffer, the file's first 3,000 bytes a byte to a buffer, the rest in one.
+        var chunks = [Array(bytes[..<fileStart])] + (fileStart..<(fileStart + 3000)).map { [bytes[$0]] }
+        chunks.append(Array(bytes[(fileStart + 3000)...]))
+        let held = Count()
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        spooler.fileFilter = { _ in
+            held.add(CountedLender.alive.value)
+            return .store
+        }
+        let before = CountedLender.alive.value
+        let stream = AsyncStream<LendingChunk> { continuation in
+            for chunk in chunks { continuation.yield(LendingChunk(lender: CountedLender(chunk))) }
+            continuation.finish()
+        }
+        let form = try await spooler.spool(stream, contentType: body.contentType)
+        defer { form.removeFiles() }
+        #expect(try form.files.first?.contents() == file)
+        // The stream made every buffer before the spool began: the unread ones are alive. Of those read before the
+        // filter decided, the spooler keeps the last, and the parser the one it reads.
+        let unread = chunks.count - 1 - 1445
+        let alive = held.value
+        #expect(alive - before <= unread + 3, "\(alive - before - unread) read buffers held while the filter decided")
+    }
+}

@@ -101,17 +101,22 @@ struct FormCollector {
         guard files.count + skippedFiles < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
-        // The file's first bytes, for the filter and the store to see what it is: read whatever the chunks, and
-        // kept as the chunks they came in, to be stored as if just read.
+        // The file's first bytes, for the filter and the store to see what it is, whatever the chunks. Each chunk
+        // read before the last was copied whole into them: those bytes are stored from the copy, and only the last
+        // chunk is kept as it came (one lent buffer at most, however finely a client splits the start of a file).
         var body = part.body.makeAsyncIterator()
         let headLength = min(max(spooler.fileHeadBytes, 0), MultipartSpooler.maxFileHeadBytes)
         var firstBytes: [UInt8] = []
-        var early: [MultipartBytes] = []
+        var lastRead: MultipartBytes?
+        var copiedBeforeLast = 0
         while firstBytes.count < headLength, let slice = try await body.next(isolation: actor) {
+            copiedBeforeLast = firstBytes.count
             let chunk = slice.multipartBytes
             chunk.withSpan { firstBytes.append(copying: $0.extracting(first: headLength - firstBytes.count).bytes) }
-            early.append(chunk)
+            lastRead = chunk
         }
+        var early: [MultipartBytes] = copiedBeforeLast > 0 ? [MultipartBytes(firstBytes[..<copiedBeforeLast])] : []
+        if let lastRead { early.append(lastRead) }
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
             partIndex: head.index, firstBytes: firstBytes)
