@@ -14,7 +14,8 @@ extension MultipartFormError: AbortError {
 }
 
 /// Answers a `MultipartFormError` a route throws as JSON, `{"error":{"code","message","field","offset"}}`, with its
-/// status and `Retry-After` for 429 and 503; logs the whole error (paths included) at its `logLevel`. Installed by
+/// status and `Retry-After` for 429 and 503; logs the refusal once with the request's logger (its request id), as
+/// `MultipartFormError.log(to:)` says: the status, the code, the limit and the whole error. Installed by
 /// ``Vapor/Application/useMultipartUploads(idleTimeout:)``.
 public struct MultipartErrorMiddleware: AsyncMiddleware {
     public init() {}
@@ -23,7 +24,7 @@ public struct MultipartErrorMiddleware: AsyncMiddleware {
         do {
             return try await next.respond(to: request)
         } catch let error as MultipartFormError {
-            request.logger.log(level: error.logLevel, "form refused: \(error)")
+            error.log(to: request.logger)
             let response = Response(status: error.status, headers: error.headers)
             try response.content.encode(error.response, as: .json)
             return response

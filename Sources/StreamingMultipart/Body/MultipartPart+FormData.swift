@@ -18,14 +18,15 @@ extension MultipartPart {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "part \(partIndex + 1) has \(headers.count) headers, more than the parser's maxHeadersPerPart "
-                    + "(\(limits.maxHeadersPerPart))", partIndex: partIndex)
+                    + "(\(limits.maxHeadersPerPart))", partIndex: partIndex, limit: "maxHeadersPerPart")
         }
         let headerBytes = headers.encoded.count
         guard headerBytes <= limits.maxHeaderBytesPerPart else {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "the headers of part \(partIndex + 1) take \(headerBytes) bytes, more than the parser's "
-                    + "maxHeaderBytesPerPart (\(limits.maxHeaderBytesPerPart))", partIndex: partIndex)
+                    + "maxHeaderBytesPerPart (\(limits.maxHeaderBytesPerPart))", partIndex: partIndex,
+                limit: "maxHeaderBytesPerPart")
         }
         let dispositions = headers.values(for: .contentDisposition)
         guard let value = dispositions.first else {

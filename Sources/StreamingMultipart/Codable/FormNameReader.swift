@@ -34,7 +34,8 @@ struct FormNameReader {
                     guard index < limits.maxListLength else {
                         throw FormNameStep.limitError(
                             "the field \(name.debugDescription) has the index \(index), past the "
-                                + "\(limits.maxListLength) items a list may hold (maxListLength)", partIndex: partIndex)
+                                + "\(limits.maxListLength) items a list may hold (maxListLength)",
+                            limit: "maxListLength", partIndex: partIndex)
                     }
                     step = .index(index)
                 } else {
@@ -54,7 +55,7 @@ struct FormNameReader {
             guard count <= limits.maxDepth else {
                 throw FormNameStep.limitError(
                     "the field name \(String(name.prefix(64)).debugDescription)… nests deeper than \(limits.maxDepth) "
-                        + "levels (maxDepth)", partIndex: partIndex)
+                        + "levels (maxDepth)", limit: "maxDepth", partIndex: partIndex)
             }
             try visit?(step, count == expected)
         }

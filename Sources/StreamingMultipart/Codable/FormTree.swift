@@ -299,7 +299,7 @@ struct FormTreeBuilder {
         guard nodes[node].itemCount < limits.maxListLength else {
             throw FormNameStep.limitError(
                 "the field \(name.debugDescription) makes a list of more than \(limits.maxListLength) items "
-                    + "(maxListLength)", partIndex: partIndex)
+                    + "(maxListLength)", limit: "maxListLength", partIndex: partIndex)
         }
     }
 
@@ -337,7 +337,7 @@ extension FormNameStep {
         }
     }
 
-    static func limitError(_ message: String, partIndex: Int) -> MultipartError {
-        MultipartError(code: .limitExceeded, message: message, partIndex: partIndex)
+    static func limitError(_ message: String, limit: String, partIndex: Int) -> MultipartError {
+        MultipartError(code: .limitExceeded, message: message, partIndex: partIndex, limit: limit)
     }
 }

@@ -169,7 +169,8 @@ struct FormFieldCollector {
         MultipartError(
             code: .limitExceeded,
             message: "the form's fields pass the \(maxMemoryBytes) bytes decode(_:from:maxMemoryBytes:) holds "
-                + "(maxMemoryBytes), at the field " + (place?.name ?? "").debugDescription, partIndex: partIndex)
+                + "(maxMemoryBytes), at the field " + (place?.name ?? "").debugDescription, partIndex: partIndex,
+            limit: "maxMemoryBytes")
     }
 
     /// Adds the field begun to the tree, its value decoded per its charset.

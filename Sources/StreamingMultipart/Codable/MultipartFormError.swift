@@ -11,7 +11,7 @@ public import Logging
 /// do {
 ///     return try await spooler.withDecodedForm(as: Upload.self, body, contentType: contentType) { upload in … }
 /// } catch let error as MultipartFormError {
-///     logger.log(level: error.logLevel, "upload refused: \(error)")  // the underlying error, paths included
+///     error.log(to: logger)  // one line: the status, the code, the limit, the underlying error (paths included)
 ///     return Response(status: error.response.status, json: error.response)  // what the client may read
 /// }
 /// ```
@@ -40,14 +40,49 @@ public struct MultipartFormError: Error, CustomStringConvertible {
     /// server is full for now), nil otherwise.
     public var retryAfterSeconds: Int? { [429, 503].contains(response.status) ? 1 : nil }
 
-    /// How loud a log line about it should be: `error` for the server's own failure (500), `warning` for the rest of
-    /// 5xx (full, busy, out of disk), `info` for the client's mistakes (4xx).
-    public var logLevel: Logger.Level {
-        switch response.status {
-        case 500: .error
-        case 500...: .warning
-        default: .info
+    /// How loud a log line about it should be: `error` for a refusal on the server's side (5xx: its own failure, a
+    /// full disk, no room for another upload), `info` for the client's mistakes (4xx), below the warnings an
+    /// operator is paged for.
+    public var logLevel: Logger.Level { response.status >= 500 ? .error : .info }
+
+    /// The limit the form went past, by its name (``MultipartError/limit``: `maxFiles`, `maxFileBytes`), for a
+    /// 413; nil for any other refusal.
+    public var limit: String? {
+        switch underlying {
+        case let error as MultipartError:
+            return error.limit
+        case let error as DecodingError:
+            switch error {
+            case .keyNotFound(_, let context), .valueNotFound(_, let context), .typeMismatch(_, let context),
+                .dataCorrupted(let context):
+                return (context.underlyingError as? MultipartError)?.limit
+            @unknown default:
+                return nil
+            }
+        default:
+            return nil
         }
+    }
+
+    /// Logs the refusal in one line at ``logLevel``: `form refused`, with the status, the code, the limit (past
+    /// one), the field and the offset as metadata, and the whole error (paths included) under `multipart.error`. The
+    /// server products log each refusal they answer this way, once, with the request's logger (its request id).
+    ///
+    /// ```swift
+    /// } catch let error as MultipartFormError {
+    ///     error.log(to: logger)  // info: form refused multipart.status=413 multipart.code=limitExceeded …
+    ///     throw error
+    /// }
+    /// ```
+    public func log(to logger: Logger) {
+        var metadata: Logger.Metadata = [
+            "multipart.status": "\(response.status)", "multipart.code": "\(response.code)",
+            "multipart.error": "\(underlying)",
+        ]
+        if let limit { metadata["multipart.limit"] = "\(limit)" }
+        if let field = response.field { metadata["multipart.field"] = "\(field)" }
+        if let offset = response.offset { metadata["multipart.offset"] = "\(offset)" }
+        logger.log(level: logLevel, "form refused", metadata: metadata)
     }
 
     /// The status, the code, what the client was told, and the underlying error (paths included: for the log).

@@ -116,16 +116,23 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
     public var partIndex: Int?
     /// The underlying error (an `errno`, a stream's error), when there is one.
     public var cause: (any Error)?
+    /// For a ``Code/limitExceeded`` error, the limit the input went past, by its name (`maxFiles`, `maxFileBytes`,
+    /// `maxDecompressionRatio`): what a log line or a dashboard groups refusals by.
+    public var limit: String?
     /// The status a ``MultipartSpooler/fileFilter`` chose for a ``Code/fileRefused`` error.
     var refusalStatus: Int?
 
     /// Creates an error.
-    public init(code: Code, message: String, offset: Int64? = nil, partIndex: Int? = nil, cause: (any Error)? = nil) {
+    public init(
+        code: Code, message: String, offset: Int64? = nil, partIndex: Int? = nil, cause: (any Error)? = nil,
+        limit: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.offset = offset
         self.partIndex = partIndex
         self.cause = cause
+        self.limit = limit
     }
 
     /// `error` with the part and the offset filled in where it has none; any other error becomes the `cause` of

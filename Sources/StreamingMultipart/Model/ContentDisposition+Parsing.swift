@@ -86,7 +86,8 @@ extension ContentDisposition {
             count += 1
             guard count <= maxParameters else {
                 throw MultipartError(
-                    code: .limitExceeded, message: "Content-Disposition has more than \(maxParameters) parameters")
+                    code: .limitExceeded, message: "Content-Disposition has more than \(maxParameters) parameters",
+                    limit: "maxParametersPerHeader")
             }
             if HeaderValueParser.name(parameter, is: "name") {
                 guard layout.name == nil else { throw repeated("name") }

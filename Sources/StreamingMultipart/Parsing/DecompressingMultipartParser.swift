@@ -127,7 +127,7 @@ public struct DecompressingMultipartParser: ~Copyable {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "the body inflates to more than maxDecompressedBytes (\(limits.maxDecompressedBytes) bytes)",
-                offset: decompressor.totalIn)
+                offset: decompressor.totalIn, limit: "maxDecompressedBytes")
         }
         let compressed = decompressor.totalIn
         if inflated > Self.ratioGraceBytes, inflated > compressed * Int64(limits.maxDecompressionRatio) {
@@ -135,7 +135,7 @@ public struct DecompressingMultipartParser: ~Copyable {
                 code: .limitExceeded,
                 message: "the body inflates to more than maxDecompressionRatio (\(limits.maxDecompressionRatio)) times "
                     + "its compressed size: \(inflated) bytes from \(compressed)",
-                offset: compressed)
+                offset: compressed, limit: "maxDecompressionRatio")
         }
     }
 }

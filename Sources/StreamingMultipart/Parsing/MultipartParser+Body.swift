@@ -95,6 +95,6 @@ extension MultipartParser.Engine {
             code: .limitExceeded,
             message: "part \(partCount) is larger than \(part.isFile ? "maxFileBytes" : "maxFieldBytes") "
                 + "(\(part.limit) bytes)",
-            offset: bufferOffset, partIndex: partCount - 1)
+            offset: bufferOffset, partIndex: partCount - 1, limit: part.isFile ? "maxFileBytes" : "maxFieldBytes")
     }
 }

@@ -137,7 +137,7 @@ extension MultipartParser {
                     MultipartError(
                         code: .limitExceeded,
                         message: "the body is larger than maxBodyBytes (\(limits.maxBodyBytes) bytes)",
-                        offset: limits.maxBodyBytes, partIndex: currentPartIndex))
+                        offset: limits.maxBodyBytes, partIndex: currentPartIndex, limit: "maxBodyBytes"))
             }
             if case .epilogue = state {
                 bufferOffset = end  // skipped as it arrives

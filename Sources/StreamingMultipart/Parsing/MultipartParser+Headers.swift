@@ -6,7 +6,7 @@ extension MultipartParser.Engine {
         guard partCount < limits.maxParts else {
             throw MultipartError(
                 code: .limitExceeded, message: "the body has more than maxParts (\(limits.maxParts)) parts",
-                offset: bufferOffset, partIndex: partCount)
+                offset: bufferOffset, partIndex: partCount, limit: "maxParts")
         }
         partCount += 1
         headerFields.removeAll(keepingCapacity: true)
@@ -99,7 +99,8 @@ extension MultipartParser.Engine {
             code: .limitExceeded,
             message: "the headers of part \(partCount) are larger than maxHeaderBytesPerPart "
                 + "(\(limits.maxHeaderBytesPerPart) bytes)",
-            offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1)
+            offset: bufferOffset + Int64(limits.maxHeaderBytesPerPart), partIndex: partCount - 1,
+            limit: "maxHeaderBytesPerPart")
     }
 
     /// One pass over a header line's name: where the token characters before the colon end, and which header the
@@ -153,7 +154,7 @@ extension MultipartParser.Engine {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "part \(partCount) has more than maxHeadersPerPart (\(limits.maxHeadersPerPart)) headers",
-                offset: offset, partIndex: partCount - 1)
+                offset: offset, partIndex: partCount - 1, limit: "maxHeadersPerPart")
         }
         switch kind {
         case .contentDisposition: block.dispositions += 1

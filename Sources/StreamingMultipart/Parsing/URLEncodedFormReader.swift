@@ -60,7 +60,8 @@ struct URLEncodedFormReader {
         guard offset + Int64(bytes.count) <= maxBodyBytes else {
             throw MultipartError(
                 code: .limitExceeded,
-                message: "the urlencoded form passes its body limit (\(maxBodyBytes) bytes)", offset: maxBodyBytes)
+                message: "the urlencoded form passes its body limit (\(maxBodyBytes) bytes)", offset: maxBodyBytes,
+                limit: "maxBodyBytes")
         }
         for byte in bytes {
             try take(byte, emit: emit)
@@ -141,7 +142,7 @@ struct URLEncodedFormReader {
             throw MultipartError(
                 code: .limitExceeded,
                 message: "the urlencoded form passes maxParts (\(limits.maxParts) fields)", offset: offset,
-                partIndex: fieldIndex)
+                partIndex: fieldIndex, limit: "maxParts")
         }
         try emit(Field(name: name, value: value, index: fieldIndex))
         fieldIndex += 1
@@ -156,6 +157,6 @@ struct URLEncodedFormReader {
             code: .limitExceeded,
             message:
                 "field \(fieldIndex + 1) (\(named)) of the urlencoded form passes \(limit) (\(bound) bytes of its \(what))",
-            offset: offset, partIndex: fieldIndex)
+            offset: offset, partIndex: fieldIndex, limit: limit)
     }
 }

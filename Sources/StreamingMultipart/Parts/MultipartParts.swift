@@ -208,7 +208,7 @@ extension MultipartParts {
                     throw MultipartError(
                         code: .limitExceeded,
                         message: "part \(index + 1) is longer than the \(maxBytes) bytes collect(upTo:) allows",
-                        partIndex: index)
+                        partIndex: index, limit: "collect(upTo:)")
                 }
                 bytes += chunk
             }

@@ -305,7 +305,8 @@ struct FormCollector {
     {
         MultipartError(
             code: .limitExceeded,
-            message: "\(describe(head)) takes the form past \(limit) (\(value) \(what))", partIndex: head.index)
+            message: "\(describe(head)) takes the form past \(limit) (\(value) \(what))", partIndex: head.index,
+            limit: limit)
     }
 
     private func describe(_ head: MultipartParser.PartHead) -> String {

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
 import StreamingMultipart
 import StreamingMultipartHummingbird
@@ -12,30 +11,27 @@ import StreamingMultipartServer
 ///
 /// Every answer closes the connection (`Connection: close`): the server never reads what a client sends after its
 /// form, or the rest of a body it refused. Errors are `MultipartFormError`s, which Hummingbird answers with the
-/// library's status and client message; the whole error, with the spool folder's paths, goes to the log only.
+/// library's status and client message; the whole error, with the spool folder's paths, goes to the request's log
+/// line only.
 struct UploadService: Sendable {
     let spooler: MultipartSpooler
     /// Which uploads run at once: a limit on all, one per client address, and the slowest cut first when full.
     let admission: UploadAdmission
     /// The most bytes of a field's value (and of a name or filename) echoed in the answer.
     let echoBytes: Int
-    let logger: Logger
 
+    /// A refusal is thrown as it is: Hummingbird answers it, and StreamingMultipartHummingbird logs it once, with
+    /// the request's id.
     func upload(_ request: Request, from peer: String?) async throws -> Response {
-        do {
-            let ticket = try admission.ticket(for: peer)
-            defer { ticket.end() }
-            let result = try await request.multipartForm(as: SpooledForm.self, spooler: spooler, countedBy: ticket) {
-                UploadResult($0, echoBytes: echoBytes)
-            }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
-            let body = ByteBuffer(bytes: try encoder.encode(result))
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
-        } catch let error as MultipartFormError {
-            logger.log(level: error.logLevel, "upload refused: \(error)")
-            throw error
+        let ticket = try admission.ticket(for: peer)
+        defer { ticket.end() }
+        let result = try await request.multipartForm(as: SpooledForm.self, spooler: spooler, countedBy: ticket) {
+            UploadResult($0, echoBytes: echoBytes)
         }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
+        let body = ByteBuffer(bytes: try encoder.encode(result))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }
 }

@@ -78,7 +78,7 @@ if let (bucket, prefix) = options.bucketAndPrefix, let endpoint = options.endpoi
         directory: spoolDirectory, limits: limits, digest: options.digest.spoolDigest,
         diskBudget: budget)
 }
-let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes, logger: logger)
+let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes)
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
 if options.bucketAndPrefix == nil {
