@@ -22,18 +22,24 @@ final class RunningApp: @unchecked Sendable {
     }
 
     /// Runs `body` with the app serving; stops it and removes its spool folder after. `small` serves `smallApp`
-    /// instead of the example's routes, with a spooler of `limits`.
+    /// instead of the example's routes, with a spooler of `limits`. `logs`, when given, gets what the app logs at
+    /// `info` and above (else the app logs warnings only, as usual).
     /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
     /// test of that limit sets it).
     static func with<T>(
         limits: MultipartSpooler.Limits = .default, kitRouteMaxBytes: Int? = 16 << 20,
         idleTimeoutSeconds: Int64 = 30,
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
-        behindProxy: Bool = false, small: Bool = false, _ body: (RunningApp) async throws -> T
+        behindProxy: Bool = false, small: Bool = false, logs: (any LogHandler)? = nil,
+        _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
+        if let logs {
+            app.logger = Logger(label: "vapor-upload") { _ in logs }
+            app.logger.logLevel = .info
+        }
         do {
             var settings = UploadSettings(spoolDirectory: spool, limits: limits)
             settings.kitRouteMaxBytes = kitRouteMaxBytes
