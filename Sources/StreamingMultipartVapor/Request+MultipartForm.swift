@@ -25,15 +25,18 @@ extension Request {
     /// Vapor's own `ErrorMiddleware` answers the ``StreamingMultipart/MultipartFormError`` a bad form throws as an
     /// `AbortError` with its status and message; ``MultipartErrorMiddleware`` (`app.useMultipartUploads()`) answers
     /// it as the library's JSON, code and field included. The rest is `MultipartSpooler.withDecodedForm` on this
-    /// request, with `fileFilter` (when given) in place of the spooler's and the body counted by an admission's
-    /// `ticket` (when given).
+    /// request, with `fileFilter` (when given) in place of the spooler's, the body counted by an admission's
+    /// `ticket` (when given), and the request's logger in place of the spooler's (what the spooler logs carries
+    /// the request's id).
     public func multipartForm<T: Decodable & Sendable, Result>(
         as type: T.Type, spooler: MultipartSpooler, decoder: MultipartFormDecoder = MultipartFormDecoder(),
         fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)? = nil,
         countedBy ticket: UploadAdmission.Ticket? = nil, isolation: isolated (any Actor)? = #isolation,
         _ work: (T) async throws -> Result
     ) async throws -> Result {
-        try await spooler.withDecodedForm(
+        var spooler = spooler
+        spooler.logger = logger
+        return try await spooler.withDecodedForm(
             as: T.self, body, contentType: headers.first(name: .contentType),
             contentEncoding: headers.first(name: .contentEncoding), decoder: decoder, fileFilter: fileFilter,
             countedBy: ticket, work)

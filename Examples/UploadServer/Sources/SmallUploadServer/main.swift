@@ -10,13 +10,13 @@ struct Upload: Decodable {
 }
 
 let spooler = MultipartSpooler(directory: CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory())
-let photosOnly: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
+let images: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
     ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(file.sniffedMediaType)
         ? .store : .refuse(status: 415, message: "photos must be PNG, JPEG, GIF or WebP images")
 }
 let router = Router()
-router.post("/upload") { request, _ in
-    try await request.multipartForm(as: Upload.self, spooler: spooler, fileFilter: photosOnly) { upload in
+router.post("/upload") { request, context in
+    try await request.multipartForm(as: Upload.self, context: context, spooler: spooler, fileFilter: images) { upload in
         "\(upload.caption): \(upload.photos.map { "\($0.filename) \($0.byteCount)" }.joined(separator: ", "))\n"
     }
 }

@@ -22,12 +22,12 @@ struct UploadService: Sendable {
 
     /// A refusal is thrown as it is: Hummingbird answers it, and StreamingMultipartHummingbird logs it once, with
     /// the request's id.
-    func upload(_ request: Request, from peer: String?) async throws -> Response {
-        let ticket = try admission.ticket(for: peer)
+    func upload(_ request: Request, context: UploadRequestContext) async throws -> Response {
+        let ticket = try admission.ticket(for: context.remoteAddress?.ipAddress)
         defer { ticket.end() }
-        let result = try await request.multipartForm(as: SpooledForm.self, spooler: spooler, countedBy: ticket) {
-            UploadResult($0, echoBytes: echoBytes)
-        }
+        let result = try await request.multipartForm(
+            as: SpooledForm.self, context: context, spooler: spooler, countedBy: ticket
+        ) { UploadResult($0, echoBytes: echoBytes) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]

@@ -110,7 +110,7 @@ router.get("/") { _, _ in
         body: .init(byteBuffer: ByteBuffer(string: FormPage.html)))
 }
 router.post("/upload") { request, context in
-    try await service.upload(request, from: context.remoteAddress?.ipAddress)
+    try await service.upload(request, context: context)
 }
 
 let guards = HTTPServerGuards(

@@ -11,12 +11,12 @@ public func smallApp(_ app: Application, spooler: MultipartSpooler) {
         var photos: [SpooledFile]
     }
     app.useMultipartUploads()
-    let photosOnly: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
+    let images: @Sendable (MultipartStoreFile) -> MultipartFileDecision = { file in  // by the bytes, not the label
         ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(file.sniffedMediaType)
             ? .store : .refuse(status: 415, message: "photos must be PNG, JPEG, GIF or WebP images")
     }
     app.on(.POST, "upload", body: .stream) { req in
-        try await req.multipartForm(as: Upload.self, spooler: spooler, fileFilter: photosOnly) { upload in
+        try await req.multipartForm(as: Upload.self, spooler: spooler, fileFilter: images) { upload in
             "\(upload.caption): \(upload.photos.map { "\($0.filename) \($0.byteCount)" }.joined(separator: ", "))\n"
         }
     }
