@@ -59,7 +59,8 @@ public struct S3Store: MultipartFileStore {
         try await client.credentials.current()
     }
 
-    /// Starts a file's upload.
+    /// Starts a file's upload. What it logs of the file goes to ``logger`` with the file's logger's metadata added
+    /// (the request id, when the form came through a server product).
     ///
     /// - Throws: `MultipartError.Code.invalidHeader` (the client's error, 400) for a part whose `Content-Type`
     ///   holds a control byte: it is refused before anything is sent, never retried as a failure of S3.
@@ -69,6 +70,8 @@ public struct S3Store: MultipartFileStore {
                 code: .invalidHeader, message: "the part's Content-Type holds a control byte: \(type.debugDescription)",
                 partIndex: file.partIndex)
         }
+        var logger = logger
+        for (key, value) in file.logger.handler.metadata { logger[metadataKey: key] = value }
         return S3Upload(client: client, key: configuration.objectKey(for: file), file: file, logger: logger)
     }
 

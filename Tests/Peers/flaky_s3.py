@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A proxy before an S3 endpoint that fails the first try of every UploadPart with 500 InternalError (with
 `always`, every try), for the tests of the S3 store's retries; with `complete-error`, it instead answers every
-CompleteMultipartUpload with 200 and an error in the body, as S3 may. Every other request, and every second try,
-goes through to the endpoint unchanged.
+CompleteMultipartUpload with 200 and an error in the body, as S3 may; with `always-no-abort`, every try of every
+UploadPart fails and so does every AbortMultipartUpload (503), as a store that went away would. Every other request,
+and every second try, goes through to the endpoint unchanged.
 
 Prints its port on one line, then serves until its standard input closes, then prints how many parts it failed.
 
-    flaky_s3.py ENDPOINT_PORT [always | complete-error]
+    flaky_s3.py ENDPOINT_PORT [always | complete-error | always-no-abort]
 """
 import http.client
 import http.server
@@ -15,7 +16,7 @@ import threading
 
 failed: set[str] = set()
 MODE = sys.argv[2] if len(sys.argv) > 2 else ""
-ALWAYS = MODE == "always"
+ALWAYS = MODE in ("always", "always-no-abort")
 lock = threading.Lock()
 
 
@@ -31,6 +32,13 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         if MODE == "complete-error" and self.command == "POST" and "uploadId=" in self.path:
             error = b"<Error><Code>InternalError</Code><Message>late</Message><RequestId>f2</RequestId></Error>"
             self.send_response(200)
+            self.send_header("Content-Length", str(len(error)))
+            self.end_headers()
+            self.wfile.write(error)
+            return
+        if MODE == "always-no-abort" and self.command == "DELETE" and "uploadId=" in self.path:
+            error = b"<Error><Code>ServiceUnavailable</Code><Message>gone</Message><RequestId>f3</RequestId></Error>"
+            self.send_response(503)
             self.send_header("Content-Length", str(len(error)))
             self.end_headers()
             self.wfile.write(error)

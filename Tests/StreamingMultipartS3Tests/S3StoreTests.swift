@@ -447,6 +447,35 @@ final class S3Peer: @unchecked Sendable {
         #expect(contents.keys.isEmpty && contents.uploads == 0)
     }
 
+    /// A store whose abort fails too leaves the upload open, and says so in the store's log with the form's metadata
+    /// (the request id a server product's logger carries), so that the warning leads back to the request.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func anUploadLeftOpenIsLoggedWithTheFormsRequestID() async throws {
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        let flaky = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
+            arguments: [String(peer.endpoint.port!), "always-no-abort"])
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        configuration.retry.attempts = 2
+        configuration.retry.initialDelay = .milliseconds(1)
+        let storeLogs = InMemoryLogHandler()
+        let store = try S3Store(configuration: configuration, logger: Logger(label: "s3") { _ in storeLogs })
+        var requestLogger = Logger(label: "request") { _ in InMemoryLogHandler() }  // a handler that keeps metadata
+        requestLogger[metadataKey: "request-id"] = "r-42"
+        var spooler = MultipartSpooler(store: store, limits: .untimed)
+        spooler.logger = requestLogger
+        let body = try form()
+        await #expect(throws: MultipartError.self) {
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+        }
+        let leftOpen = storeLogs.entries.filter { "\($0.message)".contains("left open") }
+        #expect(leftOpen.count == 1, "\(storeLogs.entries.map(\.message))")
+        #expect(leftOpen.first?.metadata["request-id"] == "r-42" && leftOpen.first?.metadata["s3.upload_id"] != nil)
+        #expect(leftOpen.first?.level == .warning)
+    }
+
     /// S3 may answer CompleteMultipartUpload with 200 and an error in its body: the form fails with it, and the
     /// upload, still open, is aborted.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))

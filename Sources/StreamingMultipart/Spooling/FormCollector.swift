@@ -119,7 +119,7 @@ struct FormCollector {
         if let lastRead { early.append(lastRead) }
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
-            partIndex: head.index, firstBytes: firstBytes)
+            partIndex: head.index, firstBytes: firstBytes, logger: spooler.logger)
         switch spooler.fileFilter?(file) ?? .store {
         case .store: break
         case .skip:

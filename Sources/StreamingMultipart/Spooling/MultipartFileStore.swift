@@ -1,3 +1,5 @@
+public import Logging
+
 /// Where a ``MultipartSpooler`` puts file parts other than its local folder: object storage, a database, another
 /// service. The spooler begins a file when a part outgrows ``MultipartSpooler/Limits/memoryThreshold`` (at once by
 /// default), appends its bytes as they arrive, and finishes it at the part's end; on any failure of the form it
@@ -113,14 +115,36 @@ public struct MultipartStoreFile: Sendable, Hashable {
     public private(set) var sniffedMediaType: String
     /// The part's index in the body.
     public var partIndex: Int
+    /// The logger of the form the file is part of (the spooler's: the request's, through a server product's
+    /// `request.multipartForm`), whose metadata (the request id) a store puts on what it logs of this file. Not part
+    /// of the file's equality.
+    public var logger: Logger
 
-    public init(name: String, filename: String, contentType: String?, partIndex: Int, firstBytes: [UInt8] = []) {
+    public init(
+        name: String, filename: String, contentType: String?, partIndex: Int, firstBytes: [UInt8] = [],
+        logger: Logger = Logger(label: "StreamingMultipart", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.name = name
         self.filename = filename
         self.contentType = contentType
         self.partIndex = partIndex
         self.firstBytes = firstBytes
         sniffedMediaType = ContentType.sniffedMediaType(of: firstBytes)
+        self.logger = logger
+    }
+
+    /// Equal when all but ``logger`` are.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.name == rhs.name && lhs.filename == rhs.filename && lhs.contentType == rhs.contentType
+            && lhs.partIndex == rhs.partIndex && lhs.firstBytes == rhs.firstBytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(filename)
+        hasher.combine(contentType)
+        hasher.combine(partIndex)
+        hasher.combine(firstBytes)
     }
 }
 
