@@ -8,7 +8,7 @@ public import StreamingMultipart
 /// rest of a refused body is never read, with
 /// ``HummingbirdCore/HTTPServerBuilder/guardedHTTP1(guards:idleTimeout:resumableUploads:)``), and `Retry-After: 1`
 /// for 429 and 503. The refusal is logged once, with the request context's logger (its request id), as
-/// ``StreamingMultipart/MultipartFormError/log(to:)`` says.
+/// `MultipartFormError.log(to:)` says.
 extension MultipartFormError: HTTPResponseError {
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: response.status) }
 
