@@ -89,6 +89,14 @@ import Testing
                 AnyCodingKey("caption"), .init(codingPath: [], debugDescription: "no caption"))
         ).log(to: logger)
 
+        // A client's field name with a line break cannot start a line of its own in the log.
+        let forgeries = InMemoryLogHandler()
+        MultipartFormError(
+            DecodingError.keyNotFound(
+                AnyCodingKey("a\nINFO forged"), .init(codingPath: [], debugDescription: "no field"))
+        ).log(to: Logger(label: "request", factory: { _ in forgeries }))
+        #expect(forgeries.entries.first?.metadata["multipart.field"] == "a\\nINFO forged")
+
         let entries = logs.entries
         #expect(entries.map(\.level) == [.info, .error, .info])
         #expect(entries.allSatisfy { "\($0.message)" == "form refused" })

@@ -75,12 +75,15 @@ public struct MultipartFormError: Error, CustomStringConvertible {
     /// }
     /// ```
     public func log(to logger: Logger) {
+        // The client's text (a field's name, in the field and in the error's sentence) with its line breaks and
+        // other control characters escaped, so that no client forges a line of a log that writes lines.
+        func escaped(_ text: String) -> String { String(text.debugDescription.dropFirst().dropLast()) }
         var metadata: Logger.Metadata = [
             "multipart.status": "\(response.status)", "multipart.code": "\(response.code)",
-            "multipart.error": "\(underlying)",
+            "multipart.error": "\(escaped("\(underlying)"))",
         ]
         if let limit { metadata["multipart.limit"] = "\(limit)" }
-        if let field = response.field { metadata["multipart.field"] = "\(field)" }
+        if let field = response.field { metadata["multipart.field"] = "\(escaped(field))" }
         if let offset = response.offset { metadata["multipart.offset"] = "\(offset)" }
         logger.log(level: logLevel, "form refused", metadata: metadata)
     }
