@@ -36,6 +36,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),  // what cleanup cannot throw
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),  // counters, timers, gauges
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),  // spans
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),
@@ -58,7 +60,11 @@ let package = Package(
         .target(name: "CCRC32C"),
         .target(
             name: "StreamingMultipart",
-            dependencies: ["CZlib", "CCRC32C", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CZlib", "CCRC32C", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
             swiftSettings: upcoming
         ),
         .target(
@@ -92,6 +98,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: upcoming
         ),
@@ -119,6 +126,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: upcoming
         ),
@@ -170,8 +179,13 @@ let package = Package(
         ),
         // Tests: one target per product, each depending on its product and the shared helpers alone.
         .target(
-            name: "MultipartTestSupport",  // helpers the test targets share; swift-crypto only to hash what peers read
-            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
+            // Helpers the test targets share; swift-crypto only to hash what peers read, the in-memory tracer for spans.
+            name: "MultipartTestSupport",
+            dependencies: [
+                "StreamingMultipart", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ],
             path: "Tests/MultipartTestSupport",
             swiftSettings: upcoming
         ),
@@ -182,6 +196,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: upcoming
         ),

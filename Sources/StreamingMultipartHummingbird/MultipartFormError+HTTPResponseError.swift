@@ -8,12 +8,12 @@ public import StreamingMultipart
 /// rest of a refused body is never read, with
 /// ``HummingbirdCore/HTTPServerBuilder/guardedHTTP1(guards:idleTimeout:resumableUploads:)``), and `Retry-After: 1`
 /// for 429 and 503. The refusal is logged once, with the request context's logger (its request id), as
-/// `MultipartFormError.log(to:)` says.
+/// `MultipartFormError.report(to:)` says.
 extension MultipartFormError: HTTPResponseError {
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: response.status) }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        log(to: context.logger)
+        report(to: context.logger)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]

@@ -2,10 +2,12 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import StreamingMultipart
 
 /// Signed requests to one bucket over AsyncHTTPClient, and S3's answers read: its XML errors into ``S3Error``.
 struct S3Client: Sendable {
@@ -16,6 +18,8 @@ struct S3Client: Sendable {
     let signer: SigV4Signer
     /// The credentials, kept and renewed before they expire, one renewal for all requests.
     let credentials: CredentialCache
+    /// Retries, parts and bytes stored (``MultipartMetrics``), made with the factory in effect when the store is.
+    let metrics = S3Metrics()
 
     init(configuration: S3Store.Configuration, http: HTTPClient, logger: Logger) {
         self.configuration = configuration
@@ -227,4 +231,11 @@ final class PartLease: Sendable {
 
     /// Takes the part back.
     func end() { lent.withLockedValue { $0 = nil } }
+}
+
+/// An S3 store's metrics: requests retried, parts' durations, bytes S3 acknowledged.
+final class S3Metrics: Sendable {
+    let retries = Counter(label: MultipartMetrics.s3Retries)
+    let partDuration = Timer(label: MultipartMetrics.s3PartDuration)
+    let stored = Counter(label: MultipartMetrics.bytesStored)
 }

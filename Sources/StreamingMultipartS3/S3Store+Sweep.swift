@@ -26,14 +26,14 @@ extension S3Store {
         var aborted = 0
         var markers: [(name: String, value: String)] = []
         while true {
-            let answer = try await S3Retry.run(configuration) {
+            let answer = try await S3Retry.run(client) {
                 try await client.send(
                     .GET, key: nil, query: [("uploads", ""), ("prefix", configuration.prefix)] + markers)
             }
             for upload in Self.uploads(in: answer.text)
             where upload.initiated < cutoff && configuration.makes(key: upload.key) {
                 do {
-                    _ = try await S3Retry.run(configuration) {
+                    _ = try await S3Retry.run(client) {
                         try await client.send(.DELETE, key: upload.key, query: [("uploadId", upload.id)])
                     }
                     aborted += 1

@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 import Foundation
 public import Logging
 import NIOHTTP1
+import Metrics
 public import StreamingMultipart
 import StreamingMultipartUploadClient
 
@@ -77,7 +78,7 @@ public struct S3Store: MultipartFileStore {
 
     /// Deletes `object` (a file of a form that failed).
     public func remove(_ object: MultipartStoredObject) async throws {
-        try await S3Retry.run(configuration) { _ = try await client.send(.DELETE, key: object.key) }
+        try await S3Retry.run(client) { _ = try await client.send(.DELETE, key: object.key) }
     }
 }
 
@@ -85,11 +86,19 @@ public struct S3Store: MultipartFileStore {
 /// connection, the statuses every upload retries (408, 429, 5xx but 501 and 505), S3's `SlowDown` code, and an error
 /// S3 wrote into a 200 answer (a completion that failed late, which the SDKs retry too).
 enum S3Retry {
+    /// Runs `work` under the store's retry policy, counting each attempt after the first
+    /// (``MultipartMetrics/s3Retries``).
     static func run<Result>(
-        _ configuration: S3Store.Configuration, isolation: isolated (any Actor)? = #isolation,
-        _ work: () async throws -> Result
+        _ client: S3Client, isolation: isolated (any Actor)? = #isolation, _ work: () async throws -> Result
     ) async throws -> Result {
-        try await configuration.retry.run(retryingWhen: { ($0 as? S3Error).map(isTransient) ?? false }, work)
+        var attempts = 0
+        defer { if attempts > 1 { client.metrics.retries.increment(by: attempts - 1) } }
+        return try await client.configuration.retry.run(
+            retryingWhen: { ($0 as? S3Error).map(isTransient) ?? false }
+        ) {
+            attempts += 1
+            return try await work()
+        }
     }
 
     static func isTransient(_ error: S3Error) -> Bool {

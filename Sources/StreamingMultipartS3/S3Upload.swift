@@ -4,7 +4,9 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Metrics
 import StreamingMultipart
+import Tracing
 
 /// One file on its way into S3: bytes gathered into parts, parts uploaded while more arrive (at most
 /// ``S3Store/Configuration/concurrency`` at once, each held until S3 acknowledges it), then completed; or, for a file
@@ -133,12 +135,13 @@ actor S3Upload: MultipartStoreWriter {
         let checksum = configuration.checksum
         let sum = checksum.of(gathered)
         try withParts { $0.gathered = nil }
-        let answer = try await S3Retry.run(configuration) {
+        let answer = try await S3Retry.run(client) {
             try await client.send(
                 .PUT, key: key, headers: objectHeaders + checksum.headers(sum.value), body: body,
                 payloadHash: sum.payloadHash)
         }
         state = .stored
+        client.metrics.stored.increment(by: lease?.count ?? 0)
         return object(etag: answer.headers.first(name: "ETag"))
     }
 
@@ -158,7 +161,7 @@ actor S3Upload: MultipartStoreWriter {
             ByteBuffer(
                 string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
                     + list.joined() + "</CompleteMultipartUpload>"))
-        let answer = try await S3Retry.run(configuration) {
+        let answer = try await S3Retry.run(client) {
             let answer = try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
             // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is
             // still open, to be completed again (S3Retry retries it, as the SDKs do) or aborted by abort().
@@ -186,7 +189,7 @@ actor S3Upload: MultipartStoreWriter {
         switch was {
         case .open(let uploadID, _):
             do {
-                _ = try await S3Retry.run(configuration) {
+                _ = try await S3Retry.run(client) {
                     try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
                 }
             } catch {
@@ -199,7 +202,7 @@ actor S3Upload: MultipartStoreWriter {
             }
         case .stored:
             do {
-                _ = try await S3Retry.run(configuration) { try await client.send(.DELETE, key: key) }
+                _ = try await S3Retry.run(client) { try await client.send(.DELETE, key: key) }
             } catch {
                 logger.warning(
                     "an object of a failed file was left in the bucket", error: error,
@@ -214,7 +217,7 @@ actor S3Upload: MultipartStoreWriter {
     /// while ``S3Store/Configuration/concurrency`` parts are in flight.
     private func upload(_ bytes: PartBuffer) async throws {
         if case .unsent(let parts) = state {
-            let answer = try await S3Retry.run(configuration) {
+            let answer = try await S3Retry.run(client) {
                 try await client.send(
                     .POST, key: key, query: [("uploads", "")],
                     headers: objectHeaders + [("x-amz-checksum-algorithm", configuration.checksum.algorithmName)])
@@ -233,7 +236,9 @@ actor S3Upload: MultipartStoreWriter {
         try withParts { parts in
             let number = parts.next
             parts.next += 1
-            let task = Self.uploadTask(PartLease(bytes), number: number, uploadID: uploadID, key: key, client: client)
+            let task = Self.uploadTask(
+                PartLease(bytes), number: number, uploadID: uploadID, key: key, client: client,
+                span: InstrumentationContext.current)
             parts.inFlight.append((task, bytes))
         }
     }
@@ -282,20 +287,30 @@ actor S3Upload: MultipartStoreWriter {
     }
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
-    /// part's checksum is computed there too); the part is lent to its requests until S3 answers.
+    /// part's checksum is computed there too); the part is lent to its requests until S3 answers. Its span
+    /// (``MultipartMetrics/s3PartSpan``) is a child of `span`'s, the file's.
     private static func uploadTask(
-        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client
+        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client,
+        span context: InstrumentationContext?
     ) -> Task<Part, any Error> {
         Task.detached {
             defer { lease.end() }
-            let checksum = client.configuration.checksum
-            guard let sum = lease.part.map({ checksum.of($0) }) else { throw CancellationError() }
-            let answer = try await S3Retry.run(client.configuration) {
-                try await client.send(
-                    .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                    headers: checksum.headers(sum.value), body: .part(lease), payloadHash: sum.payloadHash)
+            let start = ContinuousClock.now
+            defer { client.metrics.partDuration.record(duration: .now - start) }
+            return try await withSpan(MultipartMetrics.s3PartSpan, context: context ?? .topLevel, ofKind: .client) {
+                span in
+                span.attributes["s3.part_number"] = number
+                span.attributes["multipart.bytes"] = lease.count
+                let checksum = client.configuration.checksum
+                guard let sum = lease.part.map({ checksum.of($0) }) else { throw CancellationError() }
+                let answer = try await S3Retry.run(client) {
+                    try await client.send(
+                        .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                        headers: checksum.headers(sum.value), body: .part(lease), payloadHash: sum.payloadHash)
+                }
+                client.metrics.stored.increment(by: lease.count)
+                return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: sum.value)
             }
-            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: sum.value)
         }
     }
 

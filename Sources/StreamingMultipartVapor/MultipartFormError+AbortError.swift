@@ -15,7 +15,7 @@ extension MultipartFormError: AbortError {
 
 /// Answers a `MultipartFormError` a route throws as JSON, `{"error":{"code","message","field","offset"}}`, with its
 /// status and `Retry-After` for 429 and 503; logs the refusal once with the request's logger (its request id), as
-/// `MultipartFormError.log(to:)` says: the status, the code, the limit and the whole error. Installed by
+/// `MultipartFormError.report(to:)` says: the status, the code, the limit and the whole error. Installed by
 /// ``Vapor/Application/useMultipartUploads(idleTimeout:)``.
 public struct MultipartErrorMiddleware: AsyncMiddleware {
     public init() {}
@@ -24,7 +24,7 @@ public struct MultipartErrorMiddleware: AsyncMiddleware {
         do {
             return try await next.respond(to: request)
         } catch let error as MultipartFormError {
-            error.log(to: request.logger)
+            error.report(to: request.logger)
             let response = Response(status: error.status, headers: error.headers)
             try response.content.encode(error.response, as: .json)
             return response

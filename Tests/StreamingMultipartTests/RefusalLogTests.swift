@@ -6,7 +6,7 @@ import StreamingMultipart
 import Testing
 
 /// A refused form names the limit it went past (`MultipartFormError.limit`, from `MultipartError.limit`), and
-/// `MultipartFormError.log(to:)` logs it in one line at a level by status, with what a log search groups by.
+/// `MultipartFormError.report(to:)` logs it in one line at a level by status, with what a log search groups by.
 @Suite struct RefusalLogTests {
     struct Upload: Decodable {
         var caption: String
@@ -81,20 +81,20 @@ import Testing
         var tooBig = MultipartError(
             code: .limitExceeded, message: "part 2 is larger than maxFileBytes", limit: "maxFileBytes")
         tooBig.partIndex = 1
-        MultipartFormError(tooBig).log(to: logger)
-        MultipartFormError(MultipartError(code: .writeFailed, message: "cannot write /var/spool/upload-1")).log(
-            to: logger)
+        MultipartFormError(tooBig).report(to: logger)
+        MultipartFormError(MultipartError(code: .writeFailed, message: "cannot write /var/spool/upload-1"))
+            .report(to: logger)
         MultipartFormError(
             DecodingError.keyNotFound(
                 AnyCodingKey("caption"), .init(codingPath: [], debugDescription: "no caption"))
-        ).log(to: logger)
+        ).report(to: logger)
 
         // A client's field name with a line break cannot start a line of its own in the log.
         let forgeries = InMemoryLogHandler()
         MultipartFormError(
             DecodingError.keyNotFound(
                 AnyCodingKey("a\nINFO forged"), .init(codingPath: [], debugDescription: "no field"))
-        ).log(to: Logger(label: "request", factory: { _ in forgeries }))
+        ).report(to: Logger(label: "request", factory: { _ in forgeries }))
         #expect(forgeries.entries.first?.metadata["multipart.field"] == "a\\nINFO forged")
 
         let entries = logs.entries

@@ -1,4 +1,5 @@
 public import Logging
+import Metrics
 
 /// A request's form could not be read or decoded: the answer to send (``response``) and the whole story for the log
 /// (``underlying``).
@@ -11,7 +12,7 @@ public import Logging
 /// do {
 ///     return try await spooler.withDecodedForm(as: Upload.self, body, contentType: contentType) { upload in … }
 /// } catch let error as MultipartFormError {
-///     error.log(to: logger)  // one line: the status, the code, the limit, the underlying error (paths included)
+///     error.report(to: logger)  // one line: the status, the code, the limit, the underlying error (paths included)
 ///     return Response(status: error.response.status, json: error.response)  // what the client may read
 /// }
 /// ```
@@ -64,17 +65,19 @@ public struct MultipartFormError: Error, CustomStringConvertible {
         }
     }
 
-    /// Logs the refusal in one line at ``logLevel``: `form refused`, with the status, the code, the limit (past
-    /// one), the field and the offset as metadata, and the whole error (paths included) under `multipart.error`. The
-    /// server products log each refusal they answer this way, once, with the request's logger (its request id).
+    /// Reports the refusal: logs it in one line at ``logLevel`` (`form refused`, with the status, the code, the
+    /// limit past one, the field and the offset as metadata, and the whole error, paths included, under
+    /// `multipart.error`), and counts it in ``MultipartMetrics/uploadsRefused`` by `status` and `code` (with the
+    /// metrics factory in effect now). The server products report each refusal they answer this way, once, with the
+    /// request's logger (its request id).
     ///
     /// ```swift
     /// } catch let error as MultipartFormError {
-    ///     error.log(to: logger)  // info: form refused multipart.status=413 multipart.code=limitExceeded …
+    ///     error.report(to: logger)  // info: form refused multipart.status=413 multipart.code=limitExceeded …
     ///     throw error
     /// }
     /// ```
-    public func log(to logger: Logger) {
+    public func report(to logger: Logger) {
         // The client's text (a field's name, in the field and in the error's sentence) with its line breaks and
         // other control characters escaped, so that no client forges a line of a log that writes lines.
         func escaped(_ text: String) -> String { String(text.debugDescription.dropFirst().dropLast()) }
@@ -86,6 +89,10 @@ public struct MultipartFormError: Error, CustomStringConvertible {
         if let field = response.field { metadata["multipart.field"] = "\(escaped(field))" }
         if let offset = response.offset { metadata["multipart.offset"] = "\(offset)" }
         logger.log(level: logLevel, "form refused", metadata: metadata)
+        Counter(
+            label: MultipartMetrics.uploadsRefused,
+            dimensions: [("status", "\(response.status)"), ("code", response.code)]
+        ).increment()
     }
 
     /// The status, the code, what the client was told, and the underlying error (paths included: for the log).

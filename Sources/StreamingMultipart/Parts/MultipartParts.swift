@@ -1,4 +1,5 @@
 public import Foundation
+import Metrics
 
 /// A chunk of body bytes the async layer can parse: `[UInt8]` and `ArraySlice<UInt8>` without a copy, `Data`
 /// with one, a `ByteBuffer` (`StreamingMultipartNIO`) without one, its parts' bodies handed out as views of it.
@@ -107,13 +108,15 @@ public struct MultipartParts<Base: AsyncSequence>: AsyncSequence where Base.Elem
     /// The watchdog to count chunks in, when the caller watches the body too (the spooler); else each iteration
     /// makes its own from `timeout`.
     var watchdog: BodyWatchdog?
+    /// The counter of bytes received each chunk adds to, when the caller reports them (the spooler's).
+    var received: Counter?
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
             driver: PartsDriver(
                 iterator: base.makeAsyncIterator(),
                 parser: DecompressingMultipartParser(parser: parser, encoding: encoding), readsEpilogue: readsEpilogue,
-                watchdog: watchdog ?? timeout.map { BodyWatchdog($0) }))
+                watchdog: watchdog ?? timeout.map { BodyWatchdog($0) }, received: received))
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

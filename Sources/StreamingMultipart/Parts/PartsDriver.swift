@@ -1,3 +1,5 @@
+import Metrics
+
 /// The parser and the source iterator that a parts sequence and its bodies share.
 ///
 /// A class because the parts iterator and each part's body iterator pull from the same source; they are used from
@@ -15,15 +17,18 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
     /// The body timeout each chunk is counted against, when there is one, and whether its clock was started.
     private let watchdog: BodyWatchdog?
     private var watchdogStarted = false
+    /// The counter each chunk's bytes are added to, when the caller reports them (the spooler's bytes received).
+    private let received: Counter?
 
     init(
         iterator: Base.AsyncIterator, parser: consuming DecompressingMultipartParser, readsEpilogue: Bool,
-        watchdog: BodyWatchdog?
+        watchdog: BodyWatchdog?, received: Counter? = nil
     ) {
         cursorCell = HeapCell(PartsCursor(parser: parser))
         self.iterator = iterator
         self.readsEpilogue = readsEpilogue
         self.watchdog = watchdog
+        self.received = received
     }
 
     /// The cursor, for a reader of the parts' events that runs its own loop (the form decoder's collector).
@@ -64,6 +69,7 @@ final class PartsDriver<Base: AsyncSequence> where Base.Element: MultipartChunk 
         if let chunk = try await iterator.nextChunk(isolation: actor) {
             let bytes = chunk.multipartBytes
             try watchdog?.received(bytes.count)
+            received?.increment(by: bytes.count)
             try cursor.append(bytes)
             return true
         }

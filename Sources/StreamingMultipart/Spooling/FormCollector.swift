@@ -1,4 +1,6 @@
 import Logging
+import Metrics
+import Tracing
 
 /// What a ``MultipartSpooler`` has collected of one form so far, and the counts its limits bound.
 struct FormCollector {
@@ -98,6 +100,19 @@ struct FormCollector {
         isolation actor: isolated (any Actor)?
     ) async throws {
         let head = recorded ?? part.head
+        let start = ContinuousClock.now
+        defer { spooler.metrics.fileDuration.record(duration: .now - start) }
+        try await withSpan(MultipartMetrics.fileSpan, isolation: actor) { span in
+            span.attributes["multipart.part_index"] = head.index
+            try await spoolFile(part, head: head, span: span, isolation: actor)
+        }
+    }
+
+    /// ``spoolFile(_:recorded:isolation:)`` inside the file's span, which it gives the file's sniffed type and size.
+    private mutating func spoolFile<Base>(
+        _ part: MultipartParts<Base>.Part, head: MultipartParser.PartHead, span: any Span,
+        isolation actor: isolated (any Actor)?
+    ) async throws {
         guard files.count + skippedFiles < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
@@ -120,6 +135,7 @@ struct FormCollector {
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
             partIndex: head.index, firstBytes: firstBytes, logger: spooler.logger)
+        span.attributes["multipart.sniffed_type"] = file.sniffedMediaType
         switch spooler.fileFilter?(file) ?? .store {
         case .store: break
         case .skip:
@@ -209,6 +225,7 @@ struct FormCollector {
             memoryBytes += count
             storage = .memory(inMemory)
         }
+        span.attributes["multipart.bytes"] = count
         files.append(
             SpooledFile(
                 name: head.name, filename: file.filename, safeFilename: ContentDisposition.safeBaseName(file.filename),
@@ -284,6 +301,7 @@ struct FormCollector {
             throw breach("maxDiskBytes", limits.maxDiskBytes, what, head)
         }
         storedBytes += Int64(count)
+        spooler.metrics.spooled.increment(by: count)
     }
 
     /// A store's failure as the spooler reports it: ``MultipartError/Code/writeFailed`` with the store's error as

@@ -1,3 +1,5 @@
+import Metrics
+
 /// Bytes of memory that all the store writers given it may hold at once, however many uploads run: a store that
 /// gathers a file's bytes in memory before sending them on (the S3 store gathers parts of 8 MiB) takes from it as
 /// it gathers and gives back as it frees.
@@ -53,6 +55,19 @@ public final class MultipartMemoryBudget: Sendable {
     }
 
     private let state = LockedValue(State())
+    /// ``MultipartMetrics/memoryBudgetInUse``, made with the factory in effect when the budget is made.
+    private let inUse = Meter(label: MultipartMetrics.memoryBudgetInUse)
+
+    /// Runs `change` on the state under the lock, and adds what it took or gave back to the gauge.
+    private func changing<Result>(_ change: (inout State) -> Result) -> Result {
+        let (result, delta) = state.withLock { state in
+            let before = state.used
+            let result = change(&state)
+            return (result, state.used - before)
+        }
+        inUse.add(Int64(delta))
+        return result
+    }
 
     /// A budget of `bytes` (at least 1 MiB), with writers waiting at most `maxWait` for room.
     public init(bytes: Int, maxWait: Duration = .seconds(30)) {
@@ -71,7 +86,7 @@ public final class MultipartMemoryBudget: Sendable {
     ///   task is cancelled while it waits (nothing is then taken).
     public func reserve(_ count: Int) async throws {
         let count = min(max(0, count), bytes)
-        let id: UInt64? = state.withLock { [bytes] state in
+        let id: UInt64? = changing { [bytes] state in
             if state.waiters.isEmpty && state.used + count <= bytes {
                 state.used += count
                 return nil
@@ -108,7 +123,7 @@ public final class MultipartMemoryBudget: Sendable {
     /// Takes `count` bytes when they fit now and no writer waits before this one; false, and nothing taken,
     /// otherwise.
     public func tryReserve(_ count: Int) -> Bool {
-        state.withLock { [bytes] state in
+        changing { [bytes] state in
             guard state.waiters.isEmpty, state.used + count <= bytes else { return false }
             state.used += max(0, count)
             return true
@@ -118,13 +133,13 @@ public final class MultipartMemoryBudget: Sendable {
     /// Gives `count` bytes back, and lets the waiting writers that now fit go on, in order.
     public func release(_ count: Int) {
         guard count > 0 else { return }
-        state.withLock { $0.used = max(0, $0.used - count) }
+        changing { $0.used = max(0, $0.used - count) }
         wakeWaiters()
     }
 
     /// Resumes the waiters at the front that fit, taking their bytes.
     private func wakeWaiters() {
-        for continuation in state.withLock({ [bytes] in $0.takeReady(within: bytes) }) { continuation.resume() }
+        for continuation in changing({ [bytes] in $0.takeReady(within: bytes) }) { continuation.resume() }
     }
 
     /// Ends the wait of `id` with `error`, if it still waits.

@@ -1,3 +1,5 @@
+import Metrics
+
 extension MultipartSpooler {
     /// Bytes on disk that all the forms of one spooler may hold together, however many uploads run at once.
     ///
@@ -15,6 +17,8 @@ extension MultipartSpooler {
         /// The most bytes all forms may hold on disk at once.
         public let bytes: Int64
         private let used = LockedValue<Int64>(0)
+        /// ``MultipartMetrics/diskBudgetInUse``, made with the factory in effect when the budget is made.
+        private let inUse = Meter(label: MultipartMetrics.diskBudgetInUse)
 
         /// A budget of `bytes` (at least 1).
         public init(bytes: Int64) {
@@ -26,17 +30,23 @@ extension MultipartSpooler {
 
         /// Takes `count` bytes, unless that would pass the budget.
         func reserve(_ count: Int64) -> Bool {
-            used.withLock { used in
+            let taken = used.withLock { used in
                 guard used + count <= bytes else { return false }
                 used += count
                 return true
             }
+            if taken { inUse.add(count) }
+            return taken
         }
 
         /// Gives `count` bytes back.
         func release(_ count: Int64) {
             guard count > 0 else { return }
-            used.withLock { $0 = max(0, $0 - count) }
+            let given = used.withLock { used in
+                defer { used = max(0, used - count) }
+                return min(used, count)
+            }
+            inUse.add(-given)
         }
     }
 }

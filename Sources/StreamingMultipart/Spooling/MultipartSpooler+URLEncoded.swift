@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 
 extension MultipartSpooler {
     /// Whether `contentType` says `application/x-www-form-urlencoded`: what a browser sends for a form without
@@ -39,6 +40,7 @@ extension MultipartSpooler {
         while let chunk = try await chunks.nextChunk(isolation: actor) {
             let bytes = chunk.multipartBytes.arraySlice  // a form of short values: copied when lent
             try watchdog?.received(bytes.count)
+            metrics.received.increment(by: bytes.count)
             try reader.append(bytes) { try keep($0, &collector) }
         }
         try Task.checkCancellation()  // a source that ended because its task was cancelled

@@ -1,5 +1,7 @@
 public import Foundation
 public import Logging
+import Metrics
+import Tracing
 
 /// Collects a multipart form arriving as an async sequence of chunks into fields in memory and files on disk, under
 /// limits, leaving nothing behind on any failure.
@@ -75,6 +77,9 @@ public struct MultipartSpooler: Sendable {
     public var logger: Logger = .disabled
     /// The clock the body timeout reads and sleeps on: the continuous clock, or a test's.
     package var clock: any MultipartClock = .continuous
+    /// The spooler's metrics (``MultipartMetrics``), made with the factory in effect when the spooler is made and
+    /// shared by its copies.
+    let metrics = SpoolerMetrics()
 
     /// A spooler that writes files into `directory`.
     public init(
@@ -157,8 +162,35 @@ public struct MultipartSpooler: Sendable {
             var parts = try body.multipartParts(
                 contentType: contentType, contentEncoding: contentEncoding, limits: limits.parser, mode: mode)
             parts.watchdog = watchdog
+            parts.received = metrics.received
             collecting = CollectingParts(spooler: self, parts: parts)
         }
+        let metrics = metrics
+        metrics.started.increment()
+        metrics.inFlight.increment()
+        let start = ContinuousClock.now
+        defer {
+            metrics.inFlight.decrement()
+            metrics.formDuration.record(duration: .now - start)
+        }
+        return try await withSpan(MultipartMetrics.formSpan, ofKind: .internal, isolation: isolation) { span in
+            do {
+                let form = try await collect(collecting, watchdog: watchdog, isolation: isolation)
+                span.attributes["multipart.files"] = form.files.count
+                span.attributes["multipart.fields"] = form.fields.count
+                metrics.completed.increment()
+                return form
+            } catch {
+                if let error = error as? MultipartError { span.attributes["multipart.error.code"] = error.code.name }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `collecting` on this task, or in a child task beside `watchdog` when there is one.
+    private func collect(
+        _ collecting: any FormCollecting, watchdog: BodyWatchdog?, isolation: isolated (any Actor)?
+    ) async throws -> SpooledForm {
         guard let watchdog else { return try await collecting.collect(isolation: isolation) }
         // The body (sent here) and the parts made of it go to the child task; this task never touches them again.
         let form: SpooledForm? = try await withThrowingTaskGroup(of: SpooledForm?.self) { group in

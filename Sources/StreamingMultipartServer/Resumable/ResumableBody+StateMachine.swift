@@ -59,6 +59,8 @@ extension ResumableBody {
             fileprivate(set) var cancelled: [Task<Void, Never>] = []
             /// A window to time, under this id: the body starts its timer before it lets the lock go.
             fileprivate(set) var startsWindow: Int?
+            /// The body failed as abandoned: its window passed with no bytes from the client.
+            fileprivate(set) var abandoned = false
         }
 
         /// A client that asks the offset while request `segment` feeds the body, waiting for that request to end
@@ -101,6 +103,12 @@ extension ResumableBody {
 
         var readerWaits: Bool { reader != nil }
 
+        /// Whether the upload is paused: a request fed it, and none feeds it now.
+        var isPaused: Bool {
+            if case .waiting = phase { return segments > 0 }
+            return false
+        }
+
         var answeringSegment: Int? {
             switch phase {
             case .feeding(let segment, _), .finished(let segment): segment
@@ -135,7 +143,9 @@ extension ResumableBody {
             guard case .running(id, _) = window else { return }  // bytes came meanwhile
             window = .idle
             switch phase {
-            case .waiting: fail(abandonment, &effects)
+            case .waiting:
+                effects.abandoned = true
+                fail(abandonment, &effects)
             case .feeding: window = .spent
             case .finished, .failed: break
             }
@@ -271,6 +281,7 @@ extension ResumableBody {
             if let closing { return fail(closing, &effects) }
             if case .spent = window {
                 phase = .waiting
+                effects.abandoned = true
                 return fail(abandonment, &effects)
             }
             phase = .waiting

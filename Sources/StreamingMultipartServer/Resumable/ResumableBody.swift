@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import NIOConcurrencyHelpers
 package import NIOCore
 package import StreamingMultipart
@@ -59,18 +60,23 @@ package final class ResumableBody: AsyncSequence, Sendable {
     private let state: NIOLockedValueBox<StateMachine>
     /// What the window's and the lifetime's timers sleep on: the continuous clock but in tests.
     private let clock: any MultipartClock
+    /// Where resumptions, abandonments and pauses are counted: its ``ResumableUploads``'.
+    private let metrics: ResumableMetrics
 
     /// - Parameters:
     ///   - window: how long a paused upload waits for the client (default 5 minutes): then the reader's next chunk
     ///     fails with `MultipartError.Code.timedOut`.
     ///   - lifetime: how long the upload may take in all (default an hour): then it fails the same way.
     ///   - clock: what the window's and the lifetime's timers sleep on: the continuous clock, or a test's.
+    ///   - metrics: where resumptions, abandonments and pauses are counted.
     package init(
-        window: Duration = .seconds(300), lifetime: Duration = .seconds(3600), clock: any MultipartClock = .continuous
+        window: Duration = .seconds(300), lifetime: Duration = .seconds(3600), clock: any MultipartClock = .continuous,
+        metrics: ResumableMetrics = ResumableMetrics()
     ) {
         self.window = window
         self.lifetime = lifetime
         self.clock = clock
+        self.metrics = metrics
         state = NIOLockedValueBox(
             StateMachine(
                 abandonment: MultipartError(
@@ -90,6 +96,7 @@ package final class ResumableBody: AsyncSequence, Sendable {
 
     deinit {
         locked { $0.stopTimers(&$1) }
+        if state.withLockedValue(\.isPaused) { metrics.paused.decrement() }
     }
 
     /// The bytes the reader has taken: where the next append must start.
@@ -124,7 +131,9 @@ package final class ResumableBody: AsyncSequence, Sendable {
     ///
     /// - Throws: ``Refusal/conflict(offset:)`` when `offset` is not ``offset``; ``Refusal/ended``.
     package func attach(from offset: Int64) throws -> Int {
-        try locked { machine, effects throws(Refusal) in try machine.attach(from: offset, &effects) }
+        let segment = try locked { machine, effects throws(Refusal) in try machine.attach(from: offset, &effects) }
+        if segment > 1 { metrics.resumptions.increment() }
+        return segment
     }
 
     /// Hands request `segment`'s body, `chunks`, to the reader, and waits until the reader has read it to its end.
@@ -231,7 +240,10 @@ package final class ResumableBody: AsyncSequence, Sendable {
         _ event: (inout StateMachine, inout StateMachine.Effects) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         var effects = StateMachine.Effects()
+        var pauses = 0  // +1 when the event paused the upload, -1 when it ended a pause
         let result: Swift.Result<Result, Failure> = state.withLockedValue { machine in
+            let wasPaused = machine.isPaused
+            defer { pauses = (machine.isPaused ? 1 : 0) - (wasPaused ? 1 : 0) }
             let result: Swift.Result<Result, Failure>
             do throws(Failure) {
                 result = .success(try event(&machine, &effects))
@@ -245,6 +257,8 @@ package final class ResumableBody: AsyncSequence, Sendable {
         for cut in effects.superseded { cut() }
         for timer in effects.cancelled { timer.cancel() }
         for (wait, outcome) in effects.resumes { wait.resume(with: outcome) }
+        if pauses > 0 { metrics.paused.increment() } else if pauses < 0 { metrics.paused.decrement() }
+        if effects.abandoned { metrics.abandoned.increment() }
         return try result.get()
     }
 
@@ -355,4 +369,14 @@ package final class ResumableBody: AsyncSequence, Sendable {
             return chunk
         }
     }
+}
+
+/// The metrics of a server's resumable uploads (``MultipartMetrics``' resumptions, abandoned uploads and paused
+/// uploads), made with the factory in effect when its ``ResumableUploads`` is made and shared by its bodies.
+package final class ResumableMetrics: Sendable {
+    let resumptions = Counter(label: MultipartMetrics.resumptions)
+    let abandoned = Counter(label: MultipartMetrics.resumableAbandoned)
+    let paused = Meter(label: MultipartMetrics.uploadsPaused)
+
+    package init() {}
 }

@@ -82,6 +82,8 @@ public final class ResumableUploads: @unchecked Sendable {
     }
 
     private let uploads = NIOLockedValueBox<[String: Entry]>([:])
+    /// Resumptions, abandoned and paused uploads, made with the metrics factory in effect when this is made.
+    private let metrics = ResumableMetrics()
 
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -115,7 +117,7 @@ public final class ResumableUploads: @unchecked Sendable {
         let token = Self.makeToken()
         let upload = Upload(
             token: token, version: version, length: length,
-            body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime))
+            body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime, metrics: metrics))
         let added: Bool = uploads.withLockedValue { [maxUploads = configuration.maxUploads] uploads in
             guard uploads.count < maxUploads else { return false }
             uploads[token] = Entry(upload: upload)
