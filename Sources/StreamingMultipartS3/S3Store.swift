@@ -1,8 +1,8 @@
 public import AsyncHTTPClient
 import Foundation
 public import Logging
-import NIOHTTP1
 import Metrics
+import NIOHTTP1
 public import StreamingMultipart
 import StreamingMultipartUploadClient
 
@@ -93,9 +93,8 @@ enum S3Retry {
     ) async throws -> Result {
         var attempts = 0
         defer { if attempts > 1 { client.metrics.retries.increment(by: attempts - 1) } }
-        return try await client.configuration.retry.run(
-            retryingWhen: { ($0 as? S3Error).map(isTransient) ?? false }
-        ) {
+        let isTransient = { (error: any Error) in (error as? S3Error).map(Self.isTransient) ?? false }
+        return try await client.configuration.retry.run(retryingWhen: isTransient) {
             attempts += 1
             return try await work()
         }

@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import Metrics
 import StreamingMultipart
 import Tracing
 
