@@ -236,6 +236,8 @@ let package = Package(
                 "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer", "MultipartTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: upcoming
         ),
