@@ -1,10 +1,14 @@
 import Foundation
 import InMemoryLogging
+import InMemoryTracing
 import Logging
+import Metrics
+import MetricsTestKit
 import MultipartTestSupport
 import StreamingMultipart
 import StreamingMultipartCrypto
 import Testing
+import Tracing
 
 @testable import StreamingMultipartS3
 
@@ -420,6 +424,49 @@ final class S3Peer: @unchecked Sendable {
         let failed = String(decoding: flaky.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(failed.trimmingCharacters(in: .whitespacesAndNewlines) == "3", "three parts failed once each")
         #expect(try peer.contents(of: bucket).uploads == 0)
+    }
+
+    /// What an operator sees of that form: its spans nest form → file → part (each part's span inside its file's,
+    /// though a part goes up in a task of its own), and the store counts the three retries, times the three parts
+    /// and counts the bytes S3 acknowledged.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aFormsSpansNestFormFilePartAndTheStoreCountsItsRetries() async throws {
+        let tracer = InMemoryTracer.installedForTests
+        let metrics = TestMetrics()
+        let peer = try S3Peer.shared(.moto)
+        let bucket = try peer.makeBucket()
+        let flaky = try PeerUploadServer(
+            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
+            arguments: [String(peer.endpoint.port!)])
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        configuration.retry.initialDelay = .milliseconds(1)
+        let body = try form()
+        let spooler = try withMetricsFactory(metrics) {
+            MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
+        }
+        let root = try await withSpan("test.root") { root in
+            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+            return root.context.inMemorySpanContext!
+        }
+        let spans = tracer.finishedSpans.filter { $0.traceID == root.traceID }
+        let form = try #require(spans.first { $0.operationName == MultipartMetrics.formSpan })
+        #expect(form.parentSpanID == root.spanID)
+        let files = spans.filter { $0.operationName == MultipartMetrics.fileSpan }
+        #expect(files.count == 2 && files.allSatisfy { $0.parentSpanID == form.spanID })
+        let video = try #require(files.first { $0.attributes["multipart.part_index"]?.toSpanAttribute() == .int64(1) })
+        let parts = spans.filter { $0.operationName == MultipartMetrics.s3PartSpan }
+        #expect(parts.count == 3 && parts.allSatisfy { $0.parentSpanID == video.spanID })
+        let numbers = parts.compactMap { $0.attributes["s3.part_number"]?.toSpanAttribute() }
+        #expect(numbers.count == 3 && [1, 2, 3].allSatisfy { numbers.contains(.int64($0)) })
+
+        #expect(metrics.counterTotal(label: MultipartMetrics.s3Retries) == 3)
+        #expect(try metrics.expectTimer(MultipartMetrics.s3PartDuration).values.count == 3)
+        let stored = Int64(Self.large.count + 1000)  // the video's parts and the thumbnail's PutObject
+        #expect(metrics.counterTotal(label: MultipartMetrics.bytesStored) == stored)
+        #expect(metrics.counterTotal(label: MultipartMetrics.bytesSpooled) == stored)
+        #expect(metrics.counterTotal(label: MultipartMetrics.uploadsCompleted) == 1)
+        try flaky.input.fileHandleForWriting.close()
     }
 
     /// Every try of every part fails: after its retries the form fails with S3's error, and nothing is left.
