@@ -83,6 +83,12 @@ struct ServerOptions: ParsableCommand {
     @Option(help: "A resumable upload must be complete within this many seconds of its start, however it is fed.")
     var resumeLifetime = 3600.0
     @Option(
+        help: """
+            Serve the metrics at /metrics in Prometheus's text format on this port of 127.0.0.1, a listener apart \
+            from the uploads' (0 lets the system choose; the log says which). Off by default.
+            """)
+    var metricsPort: Int?
+    @Option(
         help: ArgumentHelp(
             "At start, abort the multipart uploads this store made (its prefix and 32 hex digits) begun over this "
                 + "many seconds ago (a day)."))
@@ -103,6 +109,9 @@ struct ServerOptions: ParsableCommand {
 
     mutating func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port takes a number from 0 to 65535") }
+        if let metricsPort, !(0...65535).contains(metricsPort) {
+            throw ValidationError("--metrics-port takes a number from 0 to 65535")
+        }
         let positive: [(String, Double)] = [
             ("--header-timeout", headerTimeout), ("--idle-timeout", idleTimeout), ("--write-timeout", writeTimeout),
             ("--body-window", bodyWindow), ("--body-deadline", bodyDeadline ?? 1), ("--cut-grace", cutGrace),

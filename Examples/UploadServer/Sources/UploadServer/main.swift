@@ -2,7 +2,10 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import Metrics
 import NIOCore
+import Prometheus
+import ServiceLifecycle
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartHummingbird
@@ -14,6 +17,10 @@ import StreamingMultipartServer
 
 let options = ServerOptions.parseOrExit()  // a wrong argument: a message, the usage, exit 64
 UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
+
+// Metrics first: the spooler, the budgets and the resumable uploads make theirs when they are made.
+let metricsRegistry = options.metricsPort.map { _ in PrometheusCollectorRegistry() }
+if let metricsRegistry { MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metricsRegistry)) }
 
 let spoolDirectory: String
 let madeSpoolDirectory = options.spoolDir == nil
@@ -139,10 +146,17 @@ let app = Application(
     },
     logger: logger
 )
+// The metrics on a listener of their own, so that /metrics is never on the uploads' port (nor behind its guards).
+var services: [any Service] = [app]
+if let metricsRegistry, let metricsPort = options.metricsPort {
+    services.append(MetricsEndpoint.application(registry: metricsRegistry, port: metricsPort, logger: logger))
+}
 logger.info(
     "limits: \(connections.limit) connections and \(admission.configuration.maxUploads) uploads at once (\(admission.configuration.maxUploadsPerPeer) per address), a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
 )
-try await app.runService()  // until SIGINT or SIGTERM
+try await ServiceGroup(  // until SIGINT or SIGTERM
+    configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+).run()
 if madeSpoolDirectory {
     try? FileManager.default.removeItem(atPath: spoolDirectory)  // empty: every upload's files went with its request
 }
