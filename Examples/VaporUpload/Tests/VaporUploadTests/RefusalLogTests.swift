@@ -68,4 +68,53 @@ import Vapor
         }
         #expect(Set(logged.compactMap { $0.metadata["request-id"]?.description }).count == refusals.count)
     }
+
+    /// A store that keeps no bytes and cannot remove what it stored: a failed form's files stay, and the spooler
+    /// says so in a warning.
+    struct StubbornStore: MultipartFileStore {
+        struct Writer: MultipartStoreWriter {
+            let key: String
+            nonisolated(nonsending) func append(_ bytes: MultipartBytes) async throws {}
+            func finish(byteCount: Int64, digest: SpooledFile.Digest?) async throws -> MultipartStoredObject {
+                MultipartStoredObject(key: key, location: "stubborn://\(key)", attributes: [:])
+            }
+            func abort() async {}
+        }
+        struct CannotRemove: Error {}
+
+        func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter {
+            Writer(key: UUID().uuidString)
+        }
+        func remove(_ object: MultipartStoredObject) async throws { throw CannotRemove() }
+    }
+
+    /// What the spooler logs of a request's form goes to that request's logger: the warning that a failed form's
+    /// file was left in the store carries Vapor's request id, beside the refusal's line of the same request.
+    @Test(.enabled(if: onPath("curl") != nil, "needs curl"))
+    func aSpoolersWarningCarriesTheRequestID() async throws {
+        let lines = Recording.Lines()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stubborn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let png = folder.appendingPathComponent("a.png")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 100)).write(to: png)
+        var limits = MultipartSpooler.Limits.default
+        limits.maxFiles = 1  // the second photo fails the form after the first was stored
+        limits.memoryThreshold = 0
+        let spooler = MultipartSpooler(store: StubbornStore(), limits: limits)
+        try await RunningApp.with(logs: Recording(lines: lines), spooler: spooler) { app in
+            let result = try await run(
+                onPath("curl")!,
+                [
+                    "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-F", "caption=x", "-F", "photos=@\(png.path)",
+                    "-F", "photos=@\(png.path)", app.url + "/upload",
+                ])
+            #expect(result.text == "413", "\(result.text) \(result.errors)")
+        }
+        let warning = try #require(lines.all.first { $0.message.contains("left in the store") }, "\(lines.all)")
+        #expect(warning.level == .warning)
+        let refusal = try #require(lines.all.first { $0.message == "form refused" })
+        #expect(
+            warning.metadata["request-id"] != nil && warning.metadata["request-id"] == refusal.metadata["request-id"])
+    }
 }

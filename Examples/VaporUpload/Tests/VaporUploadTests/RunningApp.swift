@@ -22,7 +22,7 @@ final class RunningApp: @unchecked Sendable {
     }
 
     /// Runs `body` with the app serving; stops it and removes its spool folder after. `small` serves `smallApp`
-    /// instead of the example's routes, with a spooler of `limits`. `logs`, when given, gets what the app logs at
+    /// instead of the example's routes, with a spooler of `limits`; `spooler` serves it with that spooler. `logs`, when given, gets what the app logs at
     /// `info` and above (else the app logs warnings only, as usual).
     /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
     /// test of that limit sets it).
@@ -31,7 +31,7 @@ final class RunningApp: @unchecked Sendable {
         idleTimeoutSeconds: Int64 = 30,
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
         behindProxy: Bool = false, small: Bool = false, logs: (any LogHandler)? = nil,
-        _ body: (RunningApp) async throws -> T
+        spooler: MultipartSpooler? = nil, _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
@@ -46,7 +46,9 @@ final class RunningApp: @unchecked Sendable {
             settings.idleTimeoutSeconds = idleTimeoutSeconds
             settings.admission = admission
             settings.behindProxy = behindProxy
-            if small {
+            if let spooler {
+                smallApp(app, spooler: spooler)
+            } else if small {
                 try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
                 smallApp(app, spooler: MultipartSpooler(directory: spool, limits: limits))
             } else {
