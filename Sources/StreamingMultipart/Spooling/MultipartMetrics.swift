@@ -17,7 +17,7 @@ import Metrics
 /// // multipart_uploads_started_total, multipart_bytes_received_total, …
 /// ```
 ///
-/// The article "Metrics and traces" lists each metric with what counts it.
+/// <doc:MetricsAndTraces> lists each metric with what counts it.
 public enum MultipartMetrics {
     /// Counter: forms a spooler began to read.
     public static let uploadsStarted = "multipart_uploads_started_total"
