@@ -179,13 +179,8 @@ let package = Package(
         ),
         // Tests: one target per product, each depending on its product and the shared helpers alone.
         .target(
-            // Helpers the test targets share; swift-crypto only to hash what peers read, the in-memory tracer for spans.
-            name: "MultipartTestSupport",
-            dependencies: [
-                "StreamingMultipart", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
-            ],
+            name: "MultipartTestSupport",  // helpers the test targets share; swift-crypto only to hash what peers read
+            dependencies: ["StreamingMultipart", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/MultipartTestSupport",
             swiftSettings: upcoming
         ),

@@ -33,6 +33,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", exact: "4.7.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),  // a real metrics backend
     ],
     targets: [
         .target(
@@ -49,6 +53,15 @@ let package = Package(
         benchmark(
             "SpoolBenchmarks", ours: ["StreamingMultipart", "StreamingMultipartCrypto"],
             others: [.product(name: "Crypto", package: "swift-crypto")]),
+        benchmark(
+            "ObservabilityBenchmarks", ours: ["StreamingMultipart"],
+            others: [
+                .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
         benchmark("StoreBenchmarks", ours: ["StreamingMultipart", "StreamingMultipartCrypto", "StreamingMultipartS3"]),
         benchmark("MultipartKitFormBenchmarks", others: multipartKit),
         benchmark("MultipartKitParseBenchmarks", others: multipartKit),

@@ -238,7 +238,7 @@ actor S3Upload: MultipartStoreWriter {
             parts.next += 1
             let task = Self.uploadTask(
                 PartLease(bytes), number: number, uploadID: uploadID, key: key, client: client,
-                span: InstrumentationContext.current)
+                tracer: InstrumentationSystem.tracer, span: InstrumentationContext.current)
             parts.inFlight.append((task, bytes))
         }
     }
@@ -288,29 +288,40 @@ actor S3Upload: MultipartStoreWriter {
 
     /// A task that uploads part `number`, sending it again after a transient failure, off the upload's actor (the
     /// part's checksum is computed there too); the part is lent to its requests until S3 answers. Its span
-    /// (``MultipartMetrics/s3PartSpan``) is a child of `span`'s, the file's.
+    /// (``MultipartMetrics/s3PartSpan``) goes to `tracer` (the caller's, which a detached task would not see) as a
+    /// child of `span`'s, the file's.
     private static func uploadTask(
-        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client,
+        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client, tracer: any Tracer,
         span context: InstrumentationContext?
     ) -> Task<Part, any Error> {
         Task.detached {
             defer { lease.end() }
             let start = ContinuousClock.now
             defer { client.metrics.partDuration.record(duration: .now - start) }
-            return try await withSpan(MultipartMetrics.s3PartSpan, context: context ?? .topLevel, ofKind: .client) {
-                span in
-                span.attributes["s3.part_number"] = number
-                span.attributes["multipart.bytes"] = lease.count
-                let checksum = client.configuration.checksum
-                guard let sum = lease.part.map({ checksum.of($0) }) else { throw CancellationError() }
-                let answer = try await S3Retry.run(client) {
-                    try await client.send(
-                        .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                        headers: checksum.headers(sum.value), body: .part(lease), payloadHash: sum.payloadHash)
-                }
-                client.metrics.stored.increment(by: lease.count)
-                return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: sum.value)
+            return try await withTracer(tracer) {
+                try await partSpan(lease, number: number, uploadID: uploadID, key: key, client: client, context)
             }
+        }
+    }
+
+    /// Uploads part `number` inside its span.
+    private static func partSpan(
+        _ lease: PartLease, number: Int, uploadID: String, key: String, client: S3Client,
+        _ context: InstrumentationContext?
+    ) async throws -> Part {
+        try await withSpan(MultipartMetrics.s3PartSpan, context: context ?? .topLevel, ofKind: .client) {
+            span in
+            span.attributes["s3.part_number"] = number
+            span.attributes["multipart.bytes"] = lease.count
+            let checksum = client.configuration.checksum
+            guard let sum = lease.part.map({ checksum.of($0) }) else { throw CancellationError() }
+            let answer = try await S3Retry.run(client) {
+                try await client.send(
+                    .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                    headers: checksum.headers(sum.value), body: .part(lease), payloadHash: sum.payloadHash)
+            }
+            client.metrics.stored.increment(by: lease.count)
+            return Part(number: number, etag: answer.headers.first(name: "ETag") ?? "", checksum: sum.value)
         }
     }
 

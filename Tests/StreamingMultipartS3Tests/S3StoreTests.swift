@@ -431,7 +431,7 @@ final class S3Peer: @unchecked Sendable {
     /// and counts the bytes S3 acknowledged.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aFormsSpansNestFormFilePartAndTheStoreCountsItsRetries() async throws {
-        let tracer = InMemoryTracer.installedForTests
+        let tracer = InMemoryTracer()
         let metrics = TestMetrics()
         let peer = try S3Peer.shared(.moto)
         let bucket = try peer.makeBucket()
@@ -445,11 +445,14 @@ final class S3Peer: @unchecked Sendable {
         let spooler = try withMetricsFactory(metrics) {
             MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
         }
-        let root = try await withSpan("test.root") { root in
-            _ = try await spooler.spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
-            return root.context.inMemorySpanContext!
+        let root = try await withTracer(tracer) {
+            try await withSpan("test.root") { root in
+                _ = try await spooler.spool(
+                    chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+                return root.context.inMemorySpanContext!
+            }
         }
-        let spans = tracer.finishedSpans.filter { $0.traceID == root.traceID }
+        let spans = tracer.finishedSpans
         let form = try #require(spans.first { $0.operationName == MultipartMetrics.formSpan })
         #expect(form.parentSpanID == root.spanID)
         let files = spans.filter { $0.operationName == MultipartMetrics.fileSpan }

@@ -111,17 +111,19 @@ import Tracing
     /// Spans nest form → file, the file's span carries the sniffed type (the package's own table), and no span
     /// carries the client's names.
     @Test func aFormsSpanHoldsItsFilesSpans() async throws {
-        let tracer = InMemoryTracer.installedForTests
+        let tracer = InMemoryTracer()
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let (body, contentType, _) = try Self.form()
-        let root = try await withSpan("test.root") { root in
-            let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
-            let form = try await spooler.spool(chunkStream(body, size: 4096), contentType: contentType)
-            form.removeFiles()
-            return root.context.inMemorySpanContext!
+        let root = try await withTracer(tracer) {
+            try await withSpan("test.root") { root in
+                let spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+                let form = try await spooler.spool(chunkStream(body, size: 4096), contentType: contentType)
+                form.removeFiles()
+                return root.context.inMemorySpanContext!
+            }
         }
-        let spans = tracer.finishedSpans.filter { $0.spanContext.traceID == root.traceID }
+        let spans = tracer.finishedSpans
         let forms = spans.filter { $0.operationName == MultipartMetrics.formSpan }
         let files = spans.filter { $0.operationName == MultipartMetrics.fileSpan }
         try #require(forms.count == 1)
