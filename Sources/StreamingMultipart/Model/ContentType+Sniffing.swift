@@ -29,14 +29,17 @@ extension ContentType {
     /// ```
     public static func sniffedMediaType(of bytes: [UInt8]) -> String {
         let header = bytes.count > sniffedHeaderLength ? Array(bytes[..<sniffedHeaderLength]) : bytes
-        for pattern in SniffPattern.scriptable where pattern.matches(header) {
-            return pattern.type == "text/xml" && SniffPattern.holdsSVGTag(header) ? "image/svg+xml" : pattern.type
+        // Every scriptable row but PDF's begins with `<` after whitespace: a file that does not is none of them.
+        let first = header.first { !SniffPattern.isWhitespace($0) }
+        let scriptable = first == UInt8(ascii: "<") ? SniffPattern.scriptable : SniffPattern.pdf
+        if let type = SniffPattern.firstMatch(in: scriptable, header) {
+            return type == "text/xml" && SniffPattern.holdsSVGTag(header) ? "image/svg+xml" : type
         }
-        if let pattern = SniffPattern.beforeSteps.first(where: { $0.matches(header) }) { return pattern.type }
+        if let type = SniffPattern.firstMatch(in: SniffPattern.beforeSteps, header) { return type }
         if SniffPattern.isMP4(header) { return "video/mp4" }
         if SniffPattern.isWebM(header) { return "video/webm" }
         if SniffPattern.isMP3WithoutID3(header) { return "audio/mpeg" }
-        if let pattern = SniffPattern.afterSteps.first(where: { $0.matches(header) }) { return pattern.type }
+        if let type = SniffPattern.firstMatch(in: SniffPattern.afterSteps, header) { return type }
         return header.contains(where: SniffPattern.isBinary) ? "application/octet-stream" : "text/plain"
     }
 }
@@ -50,6 +53,10 @@ struct SniffPattern: Sendable {
     let skipsWhitespace: Bool
     let tagEnds: [UInt8]
     let type: String
+    /// The first byte of ``bytes`` and its mask, stored beside the arrays: most rows fail on it, and a sniff then
+    /// reads no array of the row's.
+    private(set) var lead: UInt8 = 0
+    private(set) var leadMask: UInt8 = 0
 
     /// The standard's tag-terminating bytes: a space or `>`.
     static let tagTerminating: [UInt8] = [0x20, 0x3E]
@@ -63,6 +70,7 @@ struct SniffPattern: Sendable {
         skipsWhitespace = false
         tagEnds = []
         self.type = type
+        (lead, leadMask) = (bytes.first ?? 0, mask.first ?? 0)
     }
 
     init(bytes: [UInt8], _ type: String) {
@@ -71,6 +79,7 @@ struct SniffPattern: Sendable {
         skipsWhitespace = false
         tagEnds = []
         self.type = type
+        (lead, leadMask) = (bytes.first ?? 0, mask.first ?? 0)
     }
 
     /// A markup row: leading whitespace skipped, letters in either case (unless `caseSensitive`), and one of
@@ -82,16 +91,30 @@ struct SniffPattern: Sendable {
         skipsWhitespace = true
         self.tagEnds = tagEnds
         self.type = type
+        (lead, leadMask) = (bytes.first ?? 0, mask.first ?? 0)
+    }
+
+    /// The type of the first of `rows` that `input` matches, in order; nil when none does. The rows are read in
+    /// place, not copied out one by one (each copy retains its four arrays: most of a sniff's time).
+    static func firstMatch(in rows: [SniffPattern], _ input: [UInt8]) -> String? {
+        input.withUnsafeBufferPointer { input in
+            rows.withUnsafeBufferPointer { rows in
+                for index in rows.indices where rows[index].matches(input) { return rows[index].type }
+                return nil
+            }
+        }
     }
 
     /// The standard's pattern matching algorithm (§4), kept inside `input` where its step 2 checks the length
     /// before the skipped whitespace.
-    func matches(_ input: [UInt8]) -> Bool {
+    func matches(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
         var start = 0
         if skipsWhitespace {
             while start < input.count, Self.isWhitespace(input[start]) { start += 1 }
         }
-        guard input.count - start >= bytes.count + (tagEnds.isEmpty ? 0 : 1) else { return false }
+        guard start < input.count, input[start] & leadMask == lead,
+            input.count - start >= bytes.count + (tagEnds.isEmpty ? 0 : 1)
+        else { return false }
         for index in bytes.indices where input[start + index] & mask[index] != bytes[index] { return false }
         return tagEnds.isEmpty || tagEnds.contains(input[start + bytes.count])
     }
@@ -120,8 +143,10 @@ struct SniffPattern: Sendable {
         + [
             SniffPattern(markup: "<!--", "text/html"),
             SniffPattern(markup: "<?xml", caseSensitive: true, tagEnds: [], "text/xml"),
-            SniffPattern(exactly: "%PDF-", "application/pdf"),
-        ]
+        ] + pdf
+
+    /// The one scriptable row that does not begin with `<`.
+    static let pdf = [SniffPattern(exactly: "%PDF-", "application/pdf")]
 
     /// The rows the standard reads before its MP4, WebM and MP3 steps, in its order, and the rows after them.
     static let beforeSteps = textMarks + images + audioAndVideo

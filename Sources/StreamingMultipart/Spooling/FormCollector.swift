@@ -135,7 +135,7 @@ struct FormCollector {
         let file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
             partIndex: head.index, firstBytes: firstBytes, logger: spooler.logger)
-        span.attributes["multipart.sniffed_type"] = file.sniffedMediaType
+        if span.isRecording { span.attributes["multipart.sniffed_type"] = file.sniffedMediaType }
         switch spooler.fileFilter?(file) ?? .store {
         case .store: break
         case .skip:

@@ -106,13 +106,12 @@ public struct MultipartStoreFile: Sendable, Hashable {
     public var mediaType: String? { contentType.flatMap(ContentType.mediaType(of:)) }
     /// The file's first bytes: ``MultipartSpooler/fileHeadBytes`` of them (1,445 by default), fewer only when the
     /// file is shorter.
-    public var firstBytes: [UInt8] {
-        didSet { sniffedMediaType = ContentType.sniffedMediaType(of: firstBytes) }
-    }
+    public var firstBytes: [UInt8]
     /// The type ``firstBytes`` show, by the MIME Sniffing standard's rules for an unknown type
     /// (``ContentType/sniffedMediaType(of:)``): `image/png` for a PNG whatever its name and label, `text/html` or
     /// `image/svg+xml` for markup labelled `image/png`. What a filter that takes only some kinds of file compares.
-    public private(set) var sniffedMediaType: String
+    /// Sniffed when read (a file no filter or store asks about costs no sniffing): read it once.
+    public var sniffedMediaType: String { ContentType.sniffedMediaType(of: firstBytes) }
     /// The part's index in the body.
     public var partIndex: Int
     /// The logger of the form the file is part of (the spooler's: the request's, through a server product's
@@ -129,7 +128,6 @@ public struct MultipartStoreFile: Sendable, Hashable {
         self.contentType = contentType
         self.partIndex = partIndex
         self.firstBytes = firstBytes
-        sniffedMediaType = ContentType.sniffedMediaType(of: firstBytes)
         self.logger = logger
     }
 
