@@ -400,15 +400,22 @@ final class S3Peer: @unchecked Sendable {
         #expect(contents.keys.isEmpty && contents.uploads == 0, "after a cancelled task")
     }
 
-    /// Every part's first try fails with a 500 (Tests/Peers/flaky_s3.py before moto): each is sent again from the
-    /// bytes held, and the object reads back whole.
-    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
-    func aFailedPartIsSentAgain() async throws {
+    /// Moto, a bucket of the test's own, and Tests/Peers/flaky_s3.py in front of moto failing requests by `mode`
+    /// (nil: each part's first try); point the store's endpoint at the proxy's port.
+    static func flakyMoto(_ mode: String? = nil) throws -> (S3Peer, String, PeerUploadServer) {
         let peer = try S3Peer.shared(.moto)
         let bucket = try peer.makeBucket()
         let flaky = try PeerUploadServer(
             python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
-            arguments: [String(peer.endpoint.port!)])
+            arguments: [String(peer.endpoint.port!)] + (mode.map { [$0] } ?? []))
+        return (peer, bucket, flaky)
+    }
+
+    /// Every part's first try fails with a 500 (Tests/Peers/flaky_s3.py before moto): each is sent again from the
+    /// bytes held, and the object reads back whole.
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func aFailedPartIsSentAgain() async throws {
+        let (peer, bucket, flaky) = try Self.flakyMoto()
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
         let body = try form()
@@ -433,11 +440,7 @@ final class S3Peer: @unchecked Sendable {
     func aFormsSpansNestFormFilePartAndTheStoreCountsItsRetries() async throws {
         let tracer = InMemoryTracer()
         let metrics = TestMetrics()
-        let peer = try S3Peer.shared(.moto)
-        let bucket = try peer.makeBucket()
-        let flaky = try PeerUploadServer(
-            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
-            arguments: [String(peer.endpoint.port!)])
+        let (peer, bucket, flaky) = try Self.flakyMoto()
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
         configuration.retry.initialDelay = .milliseconds(1)
@@ -475,11 +478,7 @@ final class S3Peer: @unchecked Sendable {
     /// Every try of every part fails: after its retries the form fails with S3's error, and nothing is left.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aPartThatKeepsFailingAbortsTheUpload() async throws {
-        let peer = try S3Peer.shared(.moto)
-        let bucket = try peer.makeBucket()
-        let flaky = try PeerUploadServer(
-            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
-            arguments: [String(peer.endpoint.port!), "always"])
+        let (peer, bucket, flaky) = try Self.flakyMoto("always")
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
         configuration.retry.attempts = 2
@@ -501,11 +500,7 @@ final class S3Peer: @unchecked Sendable {
     /// (the request id a server product's logger carries), so that the warning leads back to the request.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func anUploadLeftOpenIsLoggedWithTheFormsRequestID() async throws {
-        let peer = try S3Peer.shared(.moto)
-        let bucket = try peer.makeBucket()
-        let flaky = try PeerUploadServer(
-            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
-            arguments: [String(peer.endpoint.port!), "always-no-abort"])
+        let (peer, bucket, flaky) = try Self.flakyMoto("always-no-abort")
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
         configuration.retry.attempts = 2
@@ -530,11 +525,7 @@ final class S3Peer: @unchecked Sendable {
     /// upload, still open, is aborted.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aCompletionThatFailsInItsBodyIsAborted() async throws {
-        let peer = try S3Peer.shared(.moto)
-        let bucket = try peer.makeBucket()
-        let flaky = try PeerUploadServer(
-            python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
-            arguments: [String(peer.endpoint.port!), "complete-error"])
+        let (peer, bucket, flaky) = try Self.flakyMoto("complete-error")
         var configuration = try peer.configuration(bucket: bucket)
         configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
         let body = try form()
