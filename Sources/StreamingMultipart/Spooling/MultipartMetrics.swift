@@ -56,8 +56,8 @@ public enum MultipartMetrics {
     /// Gauge: bytes held now of every ``MultipartSpooler/DiskBudget``.
     public static let diskBudgetInUse = "multipart_disk_budget_in_use_bytes"
 
-    /// The span of one form a spooler reads; its attributes are `multipart.files`, `multipart.fields`,
-    /// `multipart.bytes_received`, and `multipart.error.code` when it fails.
+    /// The span of one form a spooler reads; its attributes are `multipart.files` and `multipart.fields`, or
+    /// `multipart.error.code` when it fails.
     public static let formSpan = "multipart.form"
     /// The span of one file part, inside its form's; its attributes are `multipart.part_index`,
     /// `multipart.sniffed_type` (from the package's own table, never the client's text) and `multipart.bytes`.
