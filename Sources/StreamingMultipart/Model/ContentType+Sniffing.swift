@@ -97,17 +97,15 @@ struct SniffPattern: Sendable {
     /// The type of the first of `rows` that `input` matches, in order; nil when none does. The rows are read in
     /// place, not copied out one by one (each copy retains its four arrays: most of a sniff's time).
     static func firstMatch(in rows: [SniffPattern], _ input: [UInt8]) -> String? {
-        input.withUnsafeBufferPointer { input in
-            rows.withUnsafeBufferPointer { rows in
-                for index in rows.indices where rows[index].matches(input) { return rows[index].type }
-                return nil
-            }
-        }
+        let input = input.span
+        let rows = rows.span
+        for index in rows.indices where rows[index].matches(input) { return rows[index].type }
+        return nil
     }
 
     /// The standard's pattern matching algorithm (§4), kept inside `input` where its step 2 checks the length
     /// before the skipped whitespace.
-    func matches(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
+    func matches(_ input: Span<UInt8>) -> Bool {
         var start = 0
         if skipsWhitespace {
             while start < input.count, Self.isWhitespace(input[start]) { start += 1 }
