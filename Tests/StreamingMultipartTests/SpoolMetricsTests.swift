@@ -58,7 +58,7 @@ import Tracing
         defer { folder.remove() }
         let (body, contentType, _) = try Self.form()
         let recorded = InMemoryLogHandler()
-        try await withMetricsFactory(metrics) {
+        await withMetricsFactory(metrics) {
             var limits = MultipartSpooler.Limits.untimed
             limits.maxFiles = 1
             let spooler = MultipartSpooler(directory: folder.url, limits: limits)
