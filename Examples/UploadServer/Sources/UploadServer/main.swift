@@ -149,7 +149,10 @@ let app = Application(
 // The metrics on a listener of their own, so that /metrics is never on the uploads' port (nor behind its guards).
 var services: [any Service] = [app]
 if let metricsRegistry, let metricsPort = options.metricsPort {
-    services.append(MetricsEndpoint.application(registry: metricsRegistry, port: metricsPort, logger: logger))
+    services.append(
+        MetricsEndpoint.application(
+            registry: metricsRegistry, port: metricsPort, guards: guards, idleTimeout: .seconds(options.idleTimeout),
+            logger: logger))
 }
 logger.info(
     "limits: \(connections.limit) connections and \(admission.configuration.maxUploads) uploads at once (\(admission.configuration.maxUploadsPerPeer) per address), a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"

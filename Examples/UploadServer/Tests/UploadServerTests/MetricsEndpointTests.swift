@@ -109,6 +109,31 @@ struct MetricsEndpointTests {
         #expect(try server.spooledFiles() == [])
     }
 
+    /// The metrics port is guarded as the uploads' is, with a connection limit of its own: heads that never end
+    /// are cut at the header deadline, connections past its limit are answered 503 at once, and after both it
+    /// still answers, as the uploads' port does.
+    @Test(.timeLimit(.minutes(2))) func theMetricsPortIsGuardedAsTheUploadsPortIs() async throws {
+        let server = try await offPool {
+            try RunningServer(arguments: HostileClientTests.quick + ["--metrics-port", "0"])
+        }
+        defer { server.stop() }
+        let metrics = try await Self.metricsURL(of: server)
+        let port = try #require(Int(metrics.split(separator: ":").last?.prefix { $0.isNumber } ?? ""))
+        let slow = try await Self.script(
+            "hostile_clients.py", port: port, ["slow-headers", "--connections", "12", "--hold", "20"])
+        #expect(slow["closed"] as? Int == 12, "\(slow)")
+        let flood = try await Self.script(
+            "hostile_clients.py", port: port, ["idle-flood", "--connections", "30", "--hold", "2"])
+        let refused = try #require(flood["answered_503"] as? Int, "\(flood)")
+        let limit = 16  // the server's MetricsEndpoint.connectionLimit
+        #expect(refused >= 30 - limit, "\(flood)")
+        #expect(try await Self.scrape(metrics)["multipart_uploads_in_flight"] == 0)
+        let file = server.spool.deletingLastPathComponent().appendingPathComponent("guarded-\(UUID().uuidString)")
+        try Data(repeating: 1, count: 1000).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try await Self.curl(["-F", "f=@\(file.path)"], server).code == 200)
+    }
+
     /// The metrics listener's URL, from the line the server logs when it listens.
     static func metricsURL(of server: RunningServer) async throws -> String {
         for _ in 0..<240 {
@@ -158,8 +183,13 @@ struct MetricsEndpointTests {
 
     /// A script of Scripts/ against `server`: its JSON report.
     static func script(_ name: String, _ server: RunningServer, _ arguments: [String]) async throws -> [String: Any] {
+        try await script(name, port: server.port, arguments)
+    }
+
+    /// A script of Scripts/ against `port` of 127.0.0.1: its JSON report.
+    static func script(_ name: String, port: Int, _ arguments: [String]) async throws -> [String: Any] {
         let path = scripts.appendingPathComponent(name).path
-        let result = try await run(try #require(onPath("python3")), [path, String(server.port)] + arguments)
+        let result = try await run(try #require(onPath("python3")), [path, String(port)] + arguments)
         try #require(result.status == 0, "\(name) \(arguments): \(result.errors)")
         return try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text)")
     }
