@@ -65,7 +65,9 @@ actor S3Upload: MultipartStoreWriter {
 
     let client: S3Client
     let key: String
-    let file: MultipartStoreFile
+    /// The headers that describe the object, made from the file when the upload begins: the upload keeps nothing
+    /// else of it (its first bytes are a view of the body's first chunk, not to be held for the upload's length).
+    let objectHeaders: [(name: String, value: String)]
     let logger: Logger
     private var configuration: S3Store.Configuration { client.configuration }
     private var state = State.unsent(Parts())
@@ -73,7 +75,7 @@ actor S3Upload: MultipartStoreWriter {
     init(client: S3Client, key: String, file: MultipartStoreFile, logger: Logger) {
         self.client = client
         self.key = key
-        self.file = file
+        objectHeaders = Self.objectHeaders(for: file, client.configuration)
         self.logger = logger
     }
 
@@ -328,7 +330,9 @@ actor S3Upload: MultipartStoreWriter {
     /// The headers that describe the object: the type it is stored as (from the allow-list) and its disposition,
     /// and the client's type, filename and field name as metadata, percent-encoded (any text is then safe in a
     /// header).
-    private var objectHeaders: [(name: String, value: String)] {
+    private static func objectHeaders(
+        for file: MultipartStoreFile, _ configuration: S3Store.Configuration
+    ) -> [(name: String, value: String)] {
         var headers = [
             ("Content-Type", configuration.storedContentType(for: file)),
             ("x-amz-meta-filename", SigV4Signer.encode(file.filename, keepingSlash: false)),

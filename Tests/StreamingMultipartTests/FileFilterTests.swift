@@ -252,44 +252,11 @@ import Testing
     }
 }
 
-/// A file whose first bytes come a byte to a buffer, each buffer lent (as a `ByteBuffer` lends its storage): while
-/// the filter decides, the spooler holds one of those buffers at most, with the bytes before it copied, not one a
-/// byte.
+/// The buffers a file's first bytes come in, each lent as a `ByteBuffer` lends its storage: which of them the
+/// spooler holds while the filter decides, and after.
 @Suite struct FileHeadMemoryTests {
-    /// A number that tasks share.
-    final class Count: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        var value: Int { lock.withLock { count } }
-        func add(_ amount: Int) { lock.withLock { count += amount } }
-    }
-
-    /// A lender whose instances alive are counted.
-    final class CountedLender: @unchecked Sendable {  // its memory never changes once made
-        static let alive = Count()
-        let region: UnsafeRawBufferPointer
-
-        init(_ bytes: [UInt8]) {
-            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
-            memory.copyBytes(from: bytes)
-            region = UnsafeRawBufferPointer(memory)
-            Self.alive.add(1)
-        }
-
-        deinit {
-            region.deallocate()
-            Self.alive.add(-1)
-        }
-    }
-
-    /// A chunk that lends its lender's memory.
-    struct LendingChunk: MultipartChunk, Sendable {
-        typealias MultipartSlice = LentBytes
-        let lender: CountedLender
-        var multipartBytes: MultipartBytes { MultipartBytes(lending: lender.region, owner: lender) }
-        static func multipartSlice(_ bytes: consuming MultipartBytes) -> LentBytes { LentBytes(bytes) }
-    }
-
+    /// A file whose first bytes come a byte to a buffer: while the filter decides, the spooler holds one of those
+    /// buffers at most, with the bytes before it copied, not one a byte.
     @Test func theFilterDecidesHoldingOneLentBufferAtMost() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -301,7 +268,7 @@ import Testing
         // The head in one buffer, the file's first 3,000 bytes a byte to a buffer, the rest in one.
         var chunks = [Array(bytes[..<fileStart])] + (fileStart..<(fileStart + 3000)).map { [bytes[$0]] }
         chunks.append(Array(bytes[(fileStart + 3000)...]))
-        let held = Count()
+        let held = SharedCount()
         var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         spooler.fileFilter = { _ in
             held.add(CountedLender.alive.value)
@@ -320,5 +287,37 @@ import Testing
         let unread = chunks.count - 1 - 1445
         let alive = held.value
         #expect(alive - before <= unread + 3, "\(alive - before - unread) read buffers held while the filter decided")
+    }
+
+    /// The first bytes a filter and a store see are a view of the file's first chunk: it is let go once the store
+    /// has it, not held while the rest of a large file streams (a `ByteBuffer` a file, for an upload's length, with
+    /// thousands of uploads in flight). The spool folder's writer holds three 1 MiB batches at most: the last chunks
+    /// of a 6 MiB file come when the first is long written.
+    @Test func theFirstChunkIsNotHeldWhileTheRestOfTheFileStreams() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = (0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var body = MultipartBody()
+        try body.append(.data(Data(file), name: "f", filename: "f.bin", contentType: "application/octet-stream"))
+        let bytes = try body.bytes()
+        let fileStart = try #require(bytes.indices.first { bytes[$0...].starts(with: file.prefix(64)) })
+        // The head in one buffer, then the file 64 KiB a buffer, each made when the spooler asks for it.
+        let chunks =
+            [Array(bytes[..<fileStart])]
+            + stride(from: fileStart, to: bytes.count, by: 65536).map {
+                Array(bytes[$0..<min($0 + 65536, bytes.count)])
+            }
+        let watch = LenderWatch()
+        var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
+        let expectedHead = Array(file.prefix(1445))
+        spooler.fileFilter = { file in
+            file.firstBytes == expectedHead ? .store : .refuse(status: 422, message: "not the file's first bytes")
+        }
+        let form = try await spooler.spool(
+            AsyncStream.lending(chunks, watching: 1, watch, looks: 10), contentType: body.contentType)
+        defer { form.removeFiles() }
+        #expect(try form.files.first?.contents() == file)
+        #expect(watch.aliveWhenLooked.count == 10)
+        #expect(!watch.aliveWhenLooked.contains(true), "\(watch.aliveWhenLooked)")
     }
 }

@@ -27,11 +27,16 @@ extension ContentType {
     /// ContentType.sniffedMediaType(of: Array("<HTML><body>".utf8))  // "text/html"
     /// ContentType.sniffedMediaType(of: Array("name,size\n".utf8))  // "text/plain"
     /// ```
-    public static func sniffedMediaType(of bytes: [UInt8]) -> String {
-        let header = bytes.count > sniffedHeaderLength ? Array(bytes[..<sniffedHeaderLength]) : bytes
+    public static func sniffedMediaType(of bytes: [UInt8]) -> String { sniffedMediaType(of: bytes.span) }
+
+    /// ``sniffedMediaType(of:)-([UInt8])`` on bytes read where they are (a file's first chunk, say), not copied.
+    static func sniffedMediaType(of bytes: Span<UInt8>) -> String {
+        let header = bytes.extracting(first: sniffedHeaderLength)
         // Every scriptable row but PDF's begins with `<` after whitespace: a file that does not is none of them.
-        let first = header.first { !SniffPattern.isWhitespace($0) }
-        let scriptable = first == UInt8(ascii: "<") ? SniffPattern.scriptable : SniffPattern.pdf
+        var first = 0
+        while first < header.count, SniffPattern.isWhitespace(header[first]) { first += 1 }
+        let scriptable =
+            first < header.count && header[first] == UInt8(ascii: "<") ? SniffPattern.scriptable : SniffPattern.pdf
         if let type = SniffPattern.firstMatch(in: scriptable, header) {
             return type == "text/xml" && SniffPattern.holdsSVGTag(header) ? "image/svg+xml" : type
         }
@@ -40,7 +45,8 @@ extension ContentType {
         if SniffPattern.isWebM(header) { return "video/webm" }
         if SniffPattern.isMP3WithoutID3(header) { return "audio/mpeg" }
         if let type = SniffPattern.firstMatch(in: SniffPattern.afterSteps, header) { return type }
-        return header.contains(where: SniffPattern.isBinary) ? "application/octet-stream" : "text/plain"
+        for index in header.indices where SniffPattern.isBinary(header[index]) { return "application/octet-stream" }
+        return "text/plain"
     }
 }
 
@@ -96,8 +102,7 @@ struct SniffPattern: Sendable {
 
     /// The type of the first of `rows` that `input` matches, in order; nil when none does. The rows are read in
     /// place, not copied out one by one (each copy retains its four arrays: most of a sniff's time).
-    static func firstMatch(in rows: [SniffPattern], _ input: [UInt8]) -> String? {
-        let input = input.span
+    static func firstMatch(in rows: [SniffPattern], _ input: Span<UInt8>) -> String? {
         let rows = rows.span
         for index in rows.indices where rows[index].matches(input) { return rows[index].type }
         return nil

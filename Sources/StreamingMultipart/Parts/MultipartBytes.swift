@@ -56,6 +56,15 @@ public struct MultipartBytes: Sendable {
         }
     }
 
+    /// The first `maxLength` bytes (all of them when there are fewer), sharing this storage.
+    func prefix(_ maxLength: Int) -> MultipartBytes {
+        switch storage {
+        case .array(let bytes): MultipartBytes(bytes.prefix(maxLength))
+        case .lent(let bytes):
+            MultipartBytes(bytes[bytes.startIndex..<(bytes.startIndex + min(maxLength, bytes.count))])
+        }
+    }
+
     /// The bytes as an array slice: the slice itself for bytes in an array, a copy for lent ones.
     @inlinable
     public var arraySlice: ArraySlice<UInt8> {

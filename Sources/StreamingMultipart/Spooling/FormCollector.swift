@@ -116,25 +116,15 @@ struct FormCollector {
         guard files.count + skippedFiles < limits.maxFiles else {
             throw breach("maxFiles", Int64(limits.maxFiles), "files", head)
         }
-        // The file's first bytes, for the filter and the store to see what it is, whatever the chunks. Each chunk
-        // read before the last was copied whole into them: those bytes are stored from the copy, and only the last
-        // chunk is kept as it came (one lent buffer at most, however finely a client splits the start of a file).
+        // The file's first bytes, for the filter and the store to see what it is; in the file, and nowhere else.
         var body = part.body.makeAsyncIterator()
-        let headLength = min(max(spooler.fileHeadBytes, 0), MultipartSpooler.maxFileHeadBytes)
-        var firstBytes: [UInt8] = []
-        var lastRead: MultipartBytes?
-        var copiedBeforeLast = 0
-        while firstBytes.count < headLength, let slice = try await body.next(isolation: actor) {
-            copiedBeforeLast = firstBytes.count
-            let chunk = slice.multipartBytes
-            chunk.withSpan { firstBytes.append(copying: $0.extracting(first: headLength - firstBytes.count).bytes) }
-            lastRead = chunk
-        }
-        var early: [MultipartBytes] = copiedBeforeLast > 0 ? [MultipartBytes(firstBytes[..<copiedBeforeLast])] : []
-        if let lastRead { early.append(lastRead) }
-        let file = MultipartStoreFile(
+        var fileHead = FileHead()
+        var file = MultipartStoreFile(
             name: head.name, filename: head.preferredFilename ?? "", contentType: head.contentType,
-            partIndex: head.index, firstBytes: firstBytes, logger: spooler.logger)
+            partIndex: head.index,
+            head: try await fileHead.read(
+                min(max(spooler.fileHeadBytes, 0), MultipartSpooler.maxFileHeadBytes), of: &body, isolation: actor),
+            logger: spooler.logger)
         if span.isRecording { span.attributes["multipart.sniffed_type"] = file.sniffedMediaType }
         switch spooler.fileFilter?(file) ?? .store {
         case .store: break
@@ -154,12 +144,11 @@ struct FormCollector {
         var writer: HashingStoreWriter?
         var count: Int64 = 0
         do {
-            var early = early[...]
             while true {
                 // The bytes where the body's chunk put them (an array's slice, a ByteBuffer's region): the store
                 // takes them without a copy.
                 let chunk: MultipartBytes
-                if let read = early.popFirst() {
+                if let read = fileHead.nextUnstored() {
                     chunk = read
                 } else if let slice = try await body.next(isolation: actor) {
                     chunk = slice.multipartBytes
@@ -183,6 +172,7 @@ struct FormCollector {
                         hashed = MultipartBytes(inMemory[...])
                     }
                     writer = try await begin(file, in: store, digest: digest.take(), head)
+                    file.firstBytes = []  // a view of the first chunk: not held while the rest of the file streams
                     do {
                         try await writer!.append(hashed: hashed)
                     } catch {

@@ -19,8 +19,10 @@ public import Logging
 /// cancelled request still cleans up; they should not throw away a failure silently: an object left behind is
 /// the store's to log. The file's digest is computed by the spooler, as for the local folder.
 public protocol MultipartFileStore: Sendable {
-    /// Begins a file for a part: `file` is what the client said of it. Never use the client's filename as the
-    /// object's name.
+    /// Begins a file for a part: `file` is what the client said of it, and its first bytes. Never use the client's
+    /// filename as the object's name. Those first bytes are a view of the body's first chunk: a writer that keeps
+    /// `file` for the upload's length keeps only what it needs of it (or empties ``MultipartStoreFile/firstBytes``
+    /// of its copy), not that chunk.
     func begin(_ file: MultipartStoreFile) async throws -> any MultipartStoreWriter
 
     /// Removes a finished file of a form that failed.
@@ -105,13 +107,20 @@ public struct MultipartStoreFile: Sendable, Hashable {
     /// `image/svg+xml`; nil when the part has no `Content-Type` or none of that shape.
     public var mediaType: String? { contentType.flatMap(ContentType.mediaType(of:)) }
     /// The file's first bytes: ``MultipartSpooler/fileHeadBytes`` of them (1,445 by default), fewer only when the
-    /// file is shorter.
-    public var firstBytes: [UInt8]
+    /// file is shorter. A copy, made when read: ``sniffedMediaType`` reads them where they are.
+    public var firstBytes: [UInt8] {
+        get { Array(head.arraySlice) }
+        set { head = MultipartBytes(newValue[...]) }
+    }
+    /// ``firstBytes`` where the body's first chunk put them when it held them all (the usual case): a view, not a
+    /// copy. A store that keeps the file past its `begin` would keep that chunk's storage too
+    /// (``MultipartFileStore/begin(_:)``).
+    var head: MultipartBytes
     /// The type ``firstBytes`` show, by the MIME Sniffing standard's rules for an unknown type
     /// (``ContentType/sniffedMediaType(of:)``): `image/png` for a PNG whatever its name and label, `text/html` or
     /// `image/svg+xml` for markup labelled `image/png`. What a filter that takes only some kinds of file compares.
     /// Sniffed when read (a file no filter or store asks about costs no sniffing): read it once.
-    public var sniffedMediaType: String { ContentType.sniffedMediaType(of: firstBytes) }
+    public var sniffedMediaType: String { head.withSpan { ContentType.sniffedMediaType(of: $0) } }
     /// The part's index in the body.
     public var partIndex: Int
     /// The logger of the form the file is part of (the spooler's: the request's, through a server product's
@@ -123,11 +132,18 @@ public struct MultipartStoreFile: Sendable, Hashable {
         name: String, filename: String, contentType: String?, partIndex: Int, firstBytes: [UInt8] = [],
         logger: Logger = Logger(label: "StreamingMultipart", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
+        self.init(
+            name: name, filename: filename, contentType: contentType, partIndex: partIndex,
+            head: MultipartBytes(firstBytes[...]), logger: logger)
+    }
+
+    /// A file whose first bytes are `head`, as they came.
+    init(name: String, filename: String, contentType: String?, partIndex: Int, head: MultipartBytes, logger: Logger) {
         self.name = name
         self.filename = filename
         self.contentType = contentType
         self.partIndex = partIndex
-        self.firstBytes = firstBytes
+        self.head = head
         self.logger = logger
     }
 

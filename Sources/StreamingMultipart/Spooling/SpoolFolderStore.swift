@@ -49,6 +49,8 @@ final class SpoolFolderWriter: MultipartStoreWriter, @unchecked Sendable {
 
     init(_ temporary: TemporaryFile, file: MultipartStoreFile, budget: MultipartSpooler.DiskBudget?) {
         self.temporary = temporary
+        var file = file
+        file.firstBytes = []  // a view of the body's first chunk, kept alive no longer than the filter needs it
         self.file = file
         self.budget = budget
     }
