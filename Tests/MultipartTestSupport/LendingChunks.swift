@@ -61,6 +61,28 @@ package final class LenderWatch: @unchecked Sendable {
     package func look() { lock.withLock { seen.append(lender != nil) } }
 }
 
+/// A form of one file part, encoded and cut where a test of lent buffers wants it: the part's head in one buffer,
+/// then the file's bytes 64 KiB a buffer (the first of them, index 1, the file's first chunk).
+package struct OneFileForm {
+    package let chunks: [[UInt8]]
+    package let contentType: String
+
+    package init(_ file: [UInt8], filename: String, contentType: String) throws {
+        var body = MultipartBody()
+        try body.append(.data(Data(file), name: "f", filename: filename, contentType: contentType))
+        let bytes = try body.bytes()
+        guard let fileStart = bytes.indices.first(where: { bytes[$0...].starts(with: file.prefix(64)) }) else {
+            throw CocoaError(.coderInvalidValue)
+        }
+        chunks =
+            [Array(bytes[..<fileStart])]
+            + stride(from: fileStart, to: bytes.count, by: 65536).map {
+                Array(bytes[$0..<min($0 + 65536, bytes.count)])
+            }
+        self.contentType = body.contentType
+    }
+}
+
 extension AsyncStream where Element == LendingChunk {
     /// `chunks`, each lent by a lender of its own made when the reader asks for it; `watch` watches the lender of
     /// chunk `watched` and looks at it each time one of the last `looks` chunks is made.

@@ -91,19 +91,10 @@ import Testing
             store: try store(try S3Peer.shared(.moto), budget: budget), limits: .untimed)
         var random = SeededGenerator(seed: 49)
         let file = random.bytes(12 << 20)
-        var body = MultipartBody()
-        try body.append(.data(Data(file), name: "video", filename: "v.bin", contentType: "video/mp4"))
-        let bytes = try body.bytes()
-        let fileStart = try #require(bytes.indices.first { bytes[$0...].starts(with: file.prefix(64)) })
-        // The head in one buffer, then the file 64 KiB a buffer, each made when the spooler asks for it.
-        let chunks =
-            [Array(bytes[..<fileStart])]
-            + stride(from: fileStart, to: bytes.count, by: 65536).map {
-                Array(bytes[$0..<min($0 + 65536, bytes.count)])
-            }
+        let body = try OneFileForm(file, filename: "v.bin", contentType: "video/mp4")
         let watch = LenderWatch()
         let form = try await spooler.spool(
-            AsyncStream.lending(chunks, watching: 1, watch, looks: 10), contentType: body.contentType)
+            AsyncStream.lending(body.chunks, watching: 1, watch, looks: 10), contentType: body.contentType)
         #expect(form.files.first?.storedObject?.attributes["etag"]?.hasSuffix("-3\"") == true)
         #expect(watch.aliveWhenLooked.count == 10)
         #expect(!watch.aliveWhenLooked.contains(true), "\(watch.aliveWhenLooked)")

@@ -297,16 +297,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let file = (0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        var body = MultipartBody()
-        try body.append(.data(Data(file), name: "f", filename: "f.bin", contentType: "application/octet-stream"))
-        let bytes = try body.bytes()
-        let fileStart = try #require(bytes.indices.first { bytes[$0...].starts(with: file.prefix(64)) })
-        // The head in one buffer, then the file 64 KiB a buffer, each made when the spooler asks for it.
-        let chunks =
-            [Array(bytes[..<fileStart])]
-            + stride(from: fileStart, to: bytes.count, by: 65536).map {
-                Array(bytes[$0..<min($0 + 65536, bytes.count)])
-            }
+        let body = try OneFileForm(file, filename: "f.bin", contentType: "application/octet-stream")
         let watch = LenderWatch()
         var spooler = MultipartSpooler(directory: folder.url, limits: .untimed)
         let expectedHead = Array(file.prefix(1445))
@@ -314,7 +305,7 @@ import Testing
             file.firstBytes == expectedHead ? .store : .refuse(status: 422, message: "not the file's first bytes")
         }
         let form = try await spooler.spool(
-            AsyncStream.lending(chunks, watching: 1, watch, looks: 10), contentType: body.contentType)
+            AsyncStream.lending(body.chunks, watching: 1, watch, looks: 10), contentType: body.contentType)
         defer { form.removeFiles() }
         #expect(try form.files.first?.contents() == file)
         #expect(watch.aliveWhenLooked.count == 10)
