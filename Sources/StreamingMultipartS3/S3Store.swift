@@ -88,15 +88,24 @@ public struct S3Store: MultipartFileStore {
 enum S3Retry {
     /// Runs `work` under the store's retry policy, counting each attempt after the first
     /// (``MultipartMetrics/s3Retries``).
+    ///
+    /// - Throws: `work`'s error when it is not worth another try (a 403, a missing bucket: S3Error); when it was, but
+    ///   the retries ran out, `MultipartError.Code.storeUnavailable` (503) with it as the cause: S3 is down or
+    ///   overloaded, and the client may come back.
     static func run<Result>(
         _ client: S3Client, isolation: isolated (any Actor)? = #isolation, _ work: () async throws -> Result
     ) async throws -> Result {
         var attempts = 0
         defer { if attempts > 1 { client.metrics.retries.increment(by: attempts - 1) } }
         let isTransient = { (error: any Error) in (error as? S3Error).map(Self.isTransient) ?? false }
-        return try await client.configuration.retry.run(retryingWhen: isTransient) {
-            attempts += 1
-            return try await work()
+        do {
+            return try await client.configuration.retry.run(retryingWhen: isTransient) {
+                attempts += 1
+                return try await work()
+            }
+        } catch let error as S3Error where isTransient(error) {
+            throw MultipartError(
+                code: .storeUnavailable, message: "S3 kept failing (\(attempts) tries): \(error)", cause: error)
         }
     }
 

@@ -49,6 +49,10 @@ actor S3Upload: MultipartStoreWriter {
         /// A multipart upload open at S3, its parts going up. → `stored` at its completion; → `ended` by `abort`
         /// (which aborts it at S3).
         case open(uploadID: String, Parts)
+        /// A `PutObject` or the completion (of the upload `uploadID`) was sent, and no answer said it took: S3 may
+        /// have stored the object and the answer been lost on the way. → `stored` when an answer says so; → `ended`
+        /// by `abort`, which aborts the upload (if it is still open) and deletes the key (if it was stored).
+        case maybeStored(uploadID: String?)
         /// The object is in the bucket: `abort` (a later failure of the form) deletes it, → `ended`.
         case stored
         /// Aborted: nothing at S3 left to answer for.
@@ -58,7 +62,7 @@ actor S3Upload: MultipartStoreWriter {
         var parts: Parts? {
             switch self {
             case .unsent(let parts), .open(_, let parts): parts
-            case .stored, .ended: nil
+            case .maybeStored, .stored, .ended: nil
             }
         }
     }
@@ -93,7 +97,7 @@ actor S3Upload: MultipartStoreWriter {
             state = .ended
             defer { state = .open(uploadID: id, parts) }
             return try change(&parts)
-        case .stored, .ended:
+        case .maybeStored, .stored, .ended:
             throw MultipartError(
                 code: .invalidState, message: "the upload of \(key) was used after it was finished or aborted")
         }
@@ -124,7 +128,7 @@ actor S3Upload: MultipartStoreWriter {
             return try await put(parts.gathered)
         case .open(let uploadID, _):
             return try await complete(uploadID)
-        case .stored, .ended:
+        case .maybeStored, .stored, .ended:
             throw MultipartError(code: .invalidState, message: "the upload of \(key) was finished twice")
         }
     }
@@ -137,6 +141,7 @@ actor S3Upload: MultipartStoreWriter {
         let checksum = configuration.checksum
         let sum = checksum.of(gathered)
         try withParts { $0.gathered = nil }
+        state = .maybeStored(uploadID: nil)
         let answer = try await S3Retry.run(client) {
             try await client.send(
                 .PUT, key: key, headers: objectHeaders + checksum.headers(sum.value), body: body,
@@ -163,6 +168,7 @@ actor S3Upload: MultipartStoreWriter {
             ByteBuffer(
                 string: "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
                     + list.joined() + "</CompleteMultipartUpload>"))
+        state = .maybeStored(uploadID: uploadID)
         let answer = try await S3Retry.run(client) {
             let answer = try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
             // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is
@@ -190,28 +196,44 @@ actor S3Upload: MultipartStoreWriter {
         }
         switch was {
         case .open(let uploadID, _):
-            do {
-                _ = try await S3Retry.run(client) {
-                    try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
-                }
-            } catch {
-                // Left open, its parts cost storage until a lifecycle rule or abortStaleUploads ends it.
-                logger.warning(
-                    "a multipart upload of a failed file was left open", error: error,
-                    metadata: [
-                        "s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)", "s3.upload_id": "\(uploadID)",
-                    ])
-            }
+            await abortUpload(uploadID)
+        case .maybeStored(let uploadID):
+            if let uploadID { await abortUpload(uploadID) }
+            await deleteObject()
         case .stored:
-            do {
-                _ = try await S3Retry.run(client) { try await client.send(.DELETE, key: key) }
-            } catch {
-                logger.warning(
-                    "an object of a failed file was left in the bucket", error: error,
-                    metadata: ["s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)"])
-            }
+            await deleteObject()
         case .unsent, .ended:
             break
+        }
+    }
+
+    /// Aborts the multipart upload `uploadID`; one S3 no longer knows of (completed by a try whose answer was lost)
+    /// is no failure.
+    private func abortUpload(_ uploadID: String) async {
+        do {
+            _ = try await S3Retry.run(client) {
+                try await client.send(.DELETE, key: key, query: [("uploadId", uploadID)])
+            }
+        } catch let error as S3Error where error.serviceCode == "NoSuchUpload" {
+            return
+        } catch {
+            // Left open, its parts cost storage until a lifecycle rule or abortStaleUploads ends it.
+            logger.warning(
+                "a multipart upload of a failed file was left open", error: error,
+                metadata: [
+                    "s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)", "s3.upload_id": "\(uploadID)",
+                ])
+        }
+    }
+
+    /// Deletes the file's object (S3 answers 204 for a key it does not hold).
+    private func deleteObject() async {
+        do {
+            _ = try await S3Retry.run(client) { try await client.send(.DELETE, key: key) }
+        } catch {
+            logger.warning(
+                "an object of a failed file was left in the bucket", error: error,
+                metadata: ["s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)"])
         }
     }
 

@@ -475,7 +475,8 @@ final class S3Peer: @unchecked Sendable {
         try flaky.input.fileHandleForWriting.close()
     }
 
-    /// Every try of every part fails: after its retries the form fails with S3's error, and nothing is left.
+    /// Every try of every part fails: after its retries the form fails as the store unavailable (503, S3's last error
+    /// its cause), and nothing is left.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aPartThatKeepsFailingAbortsTheUpload() async throws {
         let (peer, bucket, flaky) = try Self.flakyMoto("always")
@@ -489,7 +490,7 @@ final class S3Peer: @unchecked Sendable {
             Issue.record("a part that always fails was taken")
         } catch let error as MultipartError {
             let cause = try #require(error.cause as? S3Error, "\(error)")
-            #expect(error.code == .writeFailed && error.partIndex == 1)
+            #expect(error.code == .storeUnavailable && error.partIndex == 1 && error.httpStatus == 503)
             #expect(cause.serviceCode == "InternalError" && cause.status == 500 && cause.requestID == "f1")
         }
         let contents = try peer.contents(of: bucket)
@@ -542,6 +543,31 @@ final class S3Peer: @unchecked Sendable {
         }
         let contents = try peer.contents(of: bucket)
         #expect(contents.keys.isEmpty && contents.uploads == 0)
+    }
+
+    /// S3 stores the object and the answer is lost, at every try of a `PutObject` and of a completion: the form fails
+    /// as the store unavailable, and the objects S3 did store are deleted, not left in the bucket of a form the
+    /// client was told failed (the fault harness found the completion's: a retry then meets `NoSuchUpload`).
+    @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
+    func objectsStoredWhoseAnswersWereLostAreDeleted() async throws {
+        let (peer, bucket, flaky) = try Self.flakyMoto("lost-answers")
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        configuration.retry.attempts = 2
+        configuration.retry.initialDelay = .milliseconds(1)
+        var small = MultipartBody()
+        try small.append(.data(Data(Self.large.prefix(1000)), name: "thumb", filename: "t.jpg"))
+        for body in [small, try form()] {  // a PutObject, then a multipart upload's completion
+            await #expect {
+                _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
+                    .spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
+            } throws: { error in
+                (error as? MultipartError)?.code == .storeUnavailable && (error as? MultipartError)?.httpStatus == 503
+            }
+            let contents = try peer.contents(of: bucket)
+            #expect(contents.keys.isEmpty && contents.uploads == 0, "\(contents)")
+        }
+        try flaky.input.fileHandleForWriting.close()
     }
 
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))

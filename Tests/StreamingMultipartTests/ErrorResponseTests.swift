@@ -123,6 +123,13 @@ import Testing
 
         let cancelled = MultipartErrorResponse(for: CancellationError())
         #expect(cancelled.status == 503 && cancelled.code == "cancelled")
+
+        // A store that kept failing is no fault of the client's, who may come back: 503, without the store's URL.
+        let store = MultipartError(
+            code: .storeUnavailable, message: "S3 kept failing (4 tries): PUT http://10.0.0.7:9000/forms/a: 503")
+        let unavailable = MultipartErrorResponse(for: store)
+        #expect(unavailable.status == 503 && unavailable.code == "storeUnavailable")
+        #expect(!unavailable.message.contains("10.0.0.7") && MultipartFormError(store).retryAfterSeconds == 1)
     }
 
     @Test func aMalformedBodyKeepsItsCodeAndOffset() throws {

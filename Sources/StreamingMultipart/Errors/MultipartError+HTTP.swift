@@ -21,7 +21,8 @@ extension MultipartError {
     ///   route's type).
     /// - The status the filter chose: ``Code/fileRefused`` (415 unless it chose another).
     /// - 503 Service Unavailable: ``Code/cancelled`` (the server's task was cancelled, as when it shuts down),
-    ///   ``Code/serverBusy`` (a shared budget had no room within its wait).
+    ///   ``Code/serverBusy`` (a shared budget had no room within its wait), ``Code/storeUnavailable`` (the store
+    ///   kept failing past its retries).
     /// - 507 Insufficient Storage: ``Code/insufficientStorage``; ``Code/writeFailed`` with `ENOSPC` or `EDQUOT` as its
     ///   cause.
     /// - 500 Internal Server Error: every other code: the server's own failures (a write that failed otherwise,
@@ -44,7 +45,7 @@ extension MultipartError {
         case .invalidContentType, .unsupportedContentEncoding, .unsupportedCharset: return 415
         case .missingField, .invalidField: return 422
         case .fileRefused: return refusalStatus ?? 415
-        case .cancelled, .serverBusy: return 503
+        case .cancelled, .serverBusy, .storeUnavailable: return 503
         case .insufficientStorage: return 507
         case .writeFailed:
             let errno = (cause as? SystemCallError)?.errno

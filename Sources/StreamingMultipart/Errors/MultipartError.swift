@@ -91,6 +91,11 @@ public struct MultipartError: Error, Sendable, CustomStringConvertible {
         /// A budget the server shares among its uploads (a ``MultipartMemoryBudget``) had no room for this one
         /// within its wait: the server is busy, and the client may try again later (HTTP 503).
         public static let serverBusy = Code("serverBusy")
+        /// The spooler's store (object storage) kept failing past its retries: it answered 5xx or `SlowDown`, timed
+        /// out or dropped the connection at every try. The store is down or overloaded, not the client wrong: the
+        /// client may try again later (HTTP 503, with `Retry-After` from the server products). The ``cause`` is the
+        /// store's last error.
+        public static let storeUnavailable = Code("storeUnavailable")
         /// A field the decoded type needs is not in the form (HTTP 422); the message names it as it would be sent.
         public static let missingField = Code("missingField")
         /// A field holds what the decoded type cannot read: text where a number, date or file is expected, a file

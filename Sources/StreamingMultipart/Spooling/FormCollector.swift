@@ -297,7 +297,14 @@ struct FormCollector {
     /// A store's failure as the spooler reports it: ``MultipartError/Code/writeFailed`` with the store's error as
     /// its cause; cancellation as it is.
     private func storeFailure(_ error: any Error, _ doing: String, _ head: MultipartParser.PartHead) -> any Error {
-        if error is CancellationError || error is MultipartError { return error }
+        if error is CancellationError { return error }
+        if var error = error as? MultipartError {
+            // A store's own typed error (``MultipartError/Code/storeUnavailable``, say), told of which part.
+            guard error.partIndex == nil else { return error }
+            error.partIndex = head.index
+            error.message = "\(doing) \(describe(head)) in the spooler's store failed: \(error.message)"
+            return error
+        }
         return MultipartError(
             code: .writeFailed, message: "\(doing) \(describe(head)) in the spooler's store failed: \(error)",
             partIndex: head.index, cause: error)
