@@ -60,6 +60,13 @@ struct ServerOptions: ParsableCommand {
     var maxConnections: Int?
     @Option(help: "Bytes all uploads may hold on disk at once, past which 507 (default: half the free space).")
     var diskBudget: Int64?
+    @Option(
+        help: """
+            Keep each file of an upload answered 200 in this folder (moved there from the spool folder before the \
+            answer, which names it): the files are the app's from then on. Default: none kept, every file removed \
+            once the answer is made. Not with --store.
+            """)
+    var keepDir: String?
     @Option(help: "The most bytes of a field's value, a name or a filename echoed in an answer.")
     var echoBytes = 256
     @Option(help: "At start, remove spooled files a crashed run left, last written over this many seconds ago.")
@@ -76,6 +83,10 @@ struct ServerOptions: ParsableCommand {
     var s3Concurrency = 4
     @Option(name: .customLong("s3-memory"), help: "Memory all S3 uploads may hold at once, past which they wait.")
     var s3MemoryBudget = 256 << 20
+    @Option(help: "How long one S3 request may take, from its start to the end of the answer, in seconds.")
+    var s3RequestTimeout = 300.0
+    @Option(help: "How many times a failed S3 request is sent again (a part, a PutObject, a completion, an abort).")
+    var s3Retries = 3
     @Option(help: "How long an upload waits for room in that memory before it gets 503, in seconds.")
     var s3MemoryWait = 30.0
     @Option(help: "A dropped upload may resume within this many seconds (announced with 104); 0 turns resumption off.")
@@ -120,13 +131,14 @@ struct ServerOptions: ParsableCommand {
             ("--max-uploads-per-peer", Double(maxUploadsPerPeer)), ("--max-connections", Double(maxConnections ?? 1)),
             ("--disk-budget", Double(diskBudget ?? 1)), ("--echo-bytes", Double(echoBytes)),
             ("--s3-concurrency", Double(s3Concurrency)), ("--s3-memory", Double(s3MemoryBudget)),
-            ("--resume-lifetime", resumeLifetime),
+            ("--resume-lifetime", resumeLifetime), ("--s3-request-timeout", s3RequestTimeout),
         ]
         for (name, value) in positive where !(value > 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number above 0")
         }
         for (name, value) in [
             ("--stale-after", staleAfter), ("--s3-stale-after", s3StaleAfter), ("--resume-window", resumeWindow),
+            ("--s3-retries", Double(s3Retries)),
         ]
         where !(value >= 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number of seconds, 0 or more")
@@ -137,5 +149,6 @@ struct ServerOptions: ParsableCommand {
             throw ValidationError("--s3-endpoint takes an http(s) URL")
         }
         if store != nil, s3Endpoint == nil { throw ValidationError("--store needs --s3-endpoint") }
+        if store != nil, keepDir != nil { throw ValidationError("--keep-dir keeps spooled files: not with --store") }
     }
 }

@@ -26,6 +26,8 @@ struct UploadResult: Encodable {
         var crc32c: String?
         /// The object's key, when the server stores files in a bucket (`--store`).
         var key: String?
+        /// Where the file was kept (`--keep-dir`).
+        var kept: String?
     }
 
     var fields: [Field]

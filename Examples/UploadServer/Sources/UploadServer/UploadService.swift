@@ -7,7 +7,8 @@ import StreamingMultipartNIO
 import StreamingMultipartServer
 
 /// `POST /upload`: streams the request body through the parser into the spooler (never collecting it whole) and
-/// answers the form as JSON; the spooled files are removed once the answer is made.
+/// answers the form as JSON; the spooled files are removed once the answer is made, or moved into `keepDirectory`
+/// first when there is one.
 ///
 /// Every answer closes the connection (`Connection: close`): the server never reads what a client sends after its
 /// form, or the rest of a body it refused. Errors are `MultipartFormError`s, which Hummingbird answers with the
@@ -19,6 +20,8 @@ struct UploadService: Sendable {
     let admission: UploadAdmission
     /// The most bytes of a field's value (and of a name or filename) echoed in the answer.
     let echoBytes: Int
+    /// Where the files of an upload answered 200 are kept (`--keep-dir`); nil to keep none.
+    let keepDirectory: String?
 
     /// A refusal is thrown as it is: Hummingbird answers it, and StreamingMultipartHummingbird logs it once, with
     /// the request's id.
@@ -27,11 +30,38 @@ struct UploadService: Sendable {
         defer { ticket.end() }
         let result = try await request.multipartForm(
             as: SpooledForm.self, context: context, spooler: spooler, countedBy: ticket
-        ) { UploadResult($0, echoBytes: echoBytes) }
+        ) { form in
+            var result = UploadResult(form, echoBytes: echoBytes)
+            if let keepDirectory {
+                for (index, path) in try Self.keep(form, in: keepDirectory).enumerated() {
+                    result.files[index].kept = path
+                }
+            }
+            return result
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
         let body = ByteBuffer(bytes: try encoder.encode(result))
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+}
+
+extension UploadService {
+    /// Moves each of `form`'s files into `folder` under a new name, and returns where; when one cannot be moved,
+    /// removes those moved before it and throws, so that an upload that was not answered 200 leaves nothing kept.
+    static func keep(_ form: SpooledForm, in folder: String) throws -> [String] {
+        var kept: [String] = []
+        do {
+            for file in form.files {
+                let path = (folder as NSString).appendingPathComponent("kept-\(UUID().uuidString)")
+                try file.move(to: path)
+                kept.append(path)
+            }
+        } catch {
+            for path in kept { try? FileManager.default.removeItem(atPath: path) }
+            throw error
+        }
+        return kept
     }
 }

@@ -72,6 +72,8 @@ if let (bucket, prefix) = options.bucketAndPrefix, let endpoint = options.endpoi
         configuration.partSize = options.s3PartSize
         configuration.concurrency = options.s3Concurrency
         configuration.memoryBudget = memoryBudget
+        configuration.requestTimeout = .milliseconds(Int64(min(options.s3RequestTimeout, 1e9) * 1000))
+        configuration.retry.attempts = options.s3Retries
         if options.digest == .crc32c { configuration.checksum = .crc32c }
         s3Store = try S3Store(configuration: configuration, logger: logger)
         spooler = MultipartSpooler(
@@ -85,7 +87,8 @@ if let (bucket, prefix) = options.bucketAndPrefix, let endpoint = options.endpoi
         directory: spoolDirectory, limits: limits, digest: options.digest.spoolDigest,
         diskBudget: budget)
 }
-let service = UploadService(spooler: spooler, admission: admission, echoBytes: options.echoBytes)
+let service = UploadService(
+    spooler: spooler, admission: admission, echoBytes: options.echoBytes, keepDirectory: options.keepDir)
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
 if options.bucketAndPrefix == nil {

@@ -1,0 +1,500 @@
+#!/usr/bin/env python3
+"""The fault harness: the example server (Examples/UploadServer) against the faults production brings, on 127.0.0.1.
+
+Scenarios (`--scenario`, several separated by commas):
+- `disk-full`: the spool folder on a tmpfs of `--disk-mib` MiB that the uploads fill (root only: it mounts one);
+  files of uploads answered 200 are kept there (`--keep-dir`), and half of them removed after each wave, so that
+  the disk fills and frees again and again;
+- `s3`: moto behind Tests/Peers/flaky_s3.py in `random` mode: 500s, 503 SlowDown, resets mid-body, stalls past the
+  server's S3 timeout, truncated answers and errors in a 200 of CompleteMultipartUpload;
+- `kill-disk`, `kill-s3`: the server killed with SIGKILL at a random byte of a random upload of a wave, then
+  started again, whose sweep (`--stale-after 0`, `--s3-stale-after 0`) removes what the killed one left.
+
+After every wave it checks the invariants, and fails (exit 1) on the first one broken, saying which:
+- each upload answered 200 is in the store whole: its kept file or its object has the digest of what was sent;
+- each upload not answered 200 left nothing: no spool file, no kept file, no object, no open multipart upload;
+- each answer's status is in the documented table: 507 for a full disk, 503 with Retry-After for a store that keeps
+  failing; a killed server's uploads end without an answer;
+- the server's descriptors are back to their idle count, and its memory within `--rss-slack-mib` of its idle size;
+- no request to the store was tried past the server's retry budget (`--s3-retries` + 1).
+
+Prints one JSON line of figures at the end: faults injected by kind, uploads accepted and verified, uploads failed
+and verified to leave nothing.
+
+    fault_harness.py --server PATH [--scenario disk-full,s3,kill-disk,kill-s3] [--faults N] [--seed N]
+"""
+import argparse
+import collections
+import concurrent.futures
+import hashlib
+import http.client
+import json
+import os
+import random
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEERS = os.path.join(HERE, "..", "Peers")
+RETRIES = 3
+PART = 5 << 20
+
+
+class Broken(Exception):
+    """An invariant that did not hold."""
+
+
+class Server:
+    """The example server, started with `arguments`; its port from the line it prints when it listens."""
+
+    last = None  # the server started last, whose log a broken invariant prints
+
+    def __init__(self, binary: str, arguments: list[str], environment: dict | None = None):
+        Server.last = self
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env={**os.environ, **(environment or {})})
+        line = self.process.stdout.readline()
+        found = re.search(r"127\.0\.0\.1:(\d+)/", line)
+        if not found:
+            self.log.seek(0)
+            raise Broken(f"the server did not start: {line!r} {self.log.read()[-2000:]!r}")
+        self.port = int(found.group(1))
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+
+    def descriptors(self) -> int:
+        return len(self.descriptor_targets())
+
+    def descriptor_targets(self) -> list[str]:
+        """What each open descriptor is (a file's path, `socket:[inode]`, `anon_inode:[eventfd]`)."""
+        targets = []
+        for name in os.listdir(f"/proc/{self.process.pid}/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/{self.process.pid}/fd/{name}"))
+            except OSError:
+                pass  # closed meanwhile
+        return sorted(targets)
+
+    def idle(self) -> tuple:
+        """Its descriptors and resident memory once a first small upload has made what a server makes once (an
+        event loop's descriptors, the allocator's arenas)."""
+        warm = Upload(random.Random(0), [1024])
+        warm.send(self.port)
+        if warm.status != 200:
+            raise Broken(f"the first upload was answered {warm.status}")
+        time.sleep(0.3)
+        return (self.descriptor_targets(), self.rss_mib(), warm)
+
+    def rss_mib(self) -> float:
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return 0.0
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Upload:
+    """One form: a caption and `sizes` files of random bytes; what the server answered, once sent."""
+
+    def __init__(self, draw: random.Random, sizes: list[int]):
+        self.files = [draw.randbytes(size) for size in sizes]
+        self.digests = [hashlib.sha256(data).hexdigest() for data in self.files]
+        self.boundary = f"FaultHarness{draw.getrandbits(64):016x}"
+        self.status: int | None = None
+        self.headers: dict = {}  # the answer's; or why there was none
+        self.answer: dict | None = None
+
+    def body(self) -> list[bytes]:
+        pieces = [f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nfaults\r\n".encode()]
+        for index, data in enumerate(self.files):
+            pieces.append(
+                f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"file{index}\"; "
+                f"filename=\"f{index}.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".encode())
+            pieces.append(data)
+            pieces.append(b"\r\n")
+        pieces.append(f"--{self.boundary}--\r\n".encode())
+        return pieces
+
+    def send(self, port: int, kill_at: int | None = None, kill=None):
+        """Sends the form in 64 KiB writes; with `kill_at`, calls `kill` once that many bytes are sent."""
+        pieces = self.body()
+        length = sum(len(piece) for piece in pieces)
+        sent = 0
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            connection.putrequest("POST", "/upload")
+            connection.putheader("Content-Type", f"multipart/form-data; boundary={self.boundary}")
+            connection.putheader("Content-Length", str(length))
+            connection.endheaders()
+            sent = 0
+            for piece in pieces:
+                for start in range(0, len(piece), 65536):
+                    # An answer before the body's end (a full disk, a refusal) is read, not written over: the server
+                    # reads on a while after it, then closes, as curl expects.
+                    if select.select([connection.sock], [], [], 0)[0]:
+                        break
+                    chunk = piece[start:start + 65536]
+                    if kill_at is not None and sent + len(chunk) >= kill_at:
+                        connection.send(chunk[: kill_at - sent])
+                        kill()
+                        kill_at = None
+                    connection.send(chunk)
+                    sent += len(chunk)
+                else:
+                    continue
+                break
+            response = connection.getresponse()
+            self.status = response.status
+            self.headers = {name.lower(): value for name, value in response.getheaders()}
+            data = response.read()
+            if self.status == 200:
+                self.answer = json.loads(data)
+        except (OSError, http.client.HTTPException) as error:
+            self.status = None  # no answer: the connection ended (a killed server, a refusal mid-body)
+            self.headers = {"error": repr(error), "sent": sent}
+        finally:
+            connection.close()
+
+
+def check_statuses(uploads: list[Upload], allowed: set, killed: bool = False):
+    for upload in uploads:
+        if upload.status is None and killed:
+            continue
+        if upload.status == 200:
+            continue
+        if upload.status not in allowed:
+            raise Broken(f"an upload was answered {upload.status}, not one of {sorted(allowed)}: {upload.headers}")
+        if upload.status == 503 and "retry-after" not in upload.headers:
+            raise Broken(f"a 503 without Retry-After: {upload.headers}")
+
+
+# libdispatch (under Swift's concurrency on Linux) makes a timerfd for each timer heap it uses, lazily: one for each
+# of its three clocks and three QoS classes at most. More than that is a leak; fewer is whatever timers ran.
+DISPATCH_TIMER_HEAPS = 9
+# AsyncHTTPClient's shared client (the S3 store's) keeps idle connections to a host for a minute, 8 at most.
+STORE_POOL = 8
+
+
+def socket_ports() -> dict:
+    """Each TCP socket's inode, with its local and remote ports (/proc/net/tcp and tcp6)."""
+    ports = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as lines:
+                next(lines)
+                for line in lines:
+                    fields = line.split()
+                    local, remote, inode = fields[1], fields[2], fields[9]
+                    ports[inode] = (int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16))
+        except FileNotFoundError:
+            pass
+    return ports
+
+
+def classify(targets: list[str], store_port: int | None) -> collections.Counter:
+    """The descriptors by kind: a connection to the store, a timerfd, or what else it is (a path, a listener...)."""
+    ports = socket_ports()
+    kinds: collections.Counter = collections.Counter()
+    for target in targets:
+        inode = target[len("socket:["):-1] if target.startswith("socket:[") else None
+        if inode and store_port and ports.get(inode, (0, 0))[1] == store_port:
+            kinds["a connection to the store"] += 1
+        elif target == "anon_inode:[timerfd]":
+            kinds["timerfd"] += 1
+        else:
+            kinds[target if not inode else "socket"] += 1
+    return kinds
+
+
+def check_idle(server: Server, idle: tuple, slack_mib: float, what: str, store_port: int | None = None):
+    """Descriptors back to their idle set (but the store's pooled connections, up to its pool, and timerfds, up to
+    libdispatch's heaps), memory within `slack_mib` of its idle size; a few tries, since the server closes a
+    connection just after its answer."""
+    before = classify(idle[0], store_port)
+    for _ in range(50):
+        now = classify(server.descriptor_targets(), store_port)
+        extra = {kind: count - before[kind] for kind, count in now.items()
+                 if count > before[kind] and kind not in ("timerfd", "a connection to the store")}
+        if not extra and now["timerfd"] <= DISPATCH_TIMER_HEAPS and now["a connection to the store"] <= STORE_POOL:
+            break
+        time.sleep(0.1)
+    else:
+        raise Broken(f"after {what}: descriptors {dict(now)}, when idle {dict(before)}")
+    if server.rss_mib() > idle[1] + slack_mib:
+        raise Broken(f"after {what}: {server.rss_mib():.0f} MiB resident, {idle[1]:.0f} when idle")
+
+
+def wave(server: Server, uploads: list[Upload], kill_at: int | None = None):
+    """Sends `uploads` at once; with `kill_at`, the server is killed at that byte of the first one."""
+    with concurrent.futures.ThreadPoolExecutor(len(uploads)) as pool:
+        futures = [pool.submit(upload.send, server.port) for upload in uploads[1:]]
+        uploads[0].send(server.port, kill_at, server.kill if kill_at is not None else None)
+        for future in futures:
+            future.result()
+
+
+class Disk:
+    """A tmpfs of `mib` MiB with a spool folder and a folder of kept files."""
+
+    def __init__(self, mib: int):
+        self.root = tempfile.mkdtemp(prefix="faults-disk-")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", self.root], check=True)
+        self.spool = os.path.join(self.root, "spool")
+        self.kept = os.path.join(self.root, "kept")
+        os.mkdir(self.spool, 0o700)
+        os.mkdir(self.kept, 0o700)
+
+    def arguments(self) -> list[str]:
+        return ["--spool-dir", self.spool, "--keep-dir", self.kept, "--disk-budget", str(1 << 40),
+                "--resume-window", "0", "--stale-after", "0"]
+
+    def check(self, uploads: list[Upload], live: dict):
+        """Each file of an upload answered 200 kept whole; nothing else in the kept folder; the spool empty."""
+        for upload in uploads:
+            if upload.status != 200:
+                continue
+            for file, digest in zip(upload.answer["files"], upload.digests):
+                with open(file["kept"], "rb") as kept:
+                    if hashlib.sha256(kept.read()).hexdigest() != digest:
+                        raise Broken(f"{file['kept']} is not what the client sent")
+                live[file["kept"]] = digest
+        left = set(os.path.join(self.kept, name) for name in os.listdir(self.kept))
+        if left != set(live):
+            raise Broken(f"kept files of no upload answered 200: {sorted(left - set(live))}")
+        spooled = os.listdir(self.spool)
+        if spooled:
+            raise Broken(f"the spool folder holds {spooled} after the wave")
+
+    def free_some(self, draw: random.Random, live: dict):
+        for path in draw.sample(sorted(live), len(live) // 2):
+            os.remove(path)
+            del live[path]
+
+    def remove(self):
+        subprocess.run(["umount", self.root], check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def disk_full(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
+    disk = Disk(args.disk_mib)
+    server = Server(binary, disk.arguments())
+    live: dict = {}
+    try:
+        idle = server.idle()
+        disk.check([idle[2]], live)
+        while figures["disk-full"] < faults:
+            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20) for _ in range(draw.randint(1, 2))])
+                       for _ in range(4)]
+            wave(server, uploads)
+            check_statuses(uploads, {507})
+            disk.check(uploads, live)
+            check_idle(server, idle, args.rss_slack_mib, "a wave onto a filling disk")
+            figures["disk-full"] += sum(upload.status == 507 for upload in uploads)
+            figures["accepted"] += sum(upload.status == 200 for upload in uploads)
+            figures["failed"] += sum(upload.status != 200 for upload in uploads)
+            disk.free_some(draw, live)
+    finally:
+        server.stop()
+        disk.remove()
+
+
+def kill_disk(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
+    disk = Disk(max(args.disk_mib, 64))
+    live: dict = {}
+    try:
+        while figures["kill-disk"] < faults:
+            server = Server(binary, disk.arguments())
+            disk.check([], live)  # the restart's sweep left nothing of the killed run
+            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20)]) for _ in range(3)]
+            length = sum(len(piece) for piece in uploads[0].body())
+            wave(server, uploads, kill_at=draw.randint(1, length))
+            check_statuses(uploads, set(), killed=True)
+            server.stop()
+            figures["kill-disk"] += 1
+            figures["accepted"] += sum(upload.status == 200 for upload in uploads)
+            figures["failed"] += sum(upload.status != 200 for upload in uploads)
+            # A killed server's spool files stay until the next start sweeps them: checked then.
+            for upload in uploads:
+                if upload.status == 200:
+                    for file, digest in zip(upload.answer["files"], upload.digests):
+                        live[file["kept"]] = digest
+        server = Server(binary, disk.arguments())
+        disk.check([], live)
+        server.stop()
+    finally:
+        disk.remove()
+
+
+class Bucket:
+    """Moto on 127.0.0.1 with a bucket, behind Tests/Peers/flaky_s3.py in `random` mode at `rate`."""
+
+    PREFIX = "forms/"
+
+    def __init__(self, seed: int, rate: float, stall: float):
+        import boto3  # only the S3 scenarios need it
+
+        self.moto = subprocess.Popen([sys.executable, os.path.join(PEERS, "s3_moto.py"), "faults"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        self.moto_port = int(self.moto.stdout.readline())
+        self.proxy = subprocess.Popen(
+            [sys.executable, os.path.join(PEERS, "flaky_s3.py"), str(self.moto_port), "random", "--seed", str(seed),
+             "--rate", str(rate), "--stall", str(stall)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proxy_port = int(self.proxy.stdout.readline())
+        self.s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.moto_port}", region_name="us-east-1",
+                               aws_access_key_id="moto", aws_secret_access_key="moto")
+
+    def arguments(self, timeout: float) -> list[str]:
+        return ["--store", f"s3://faults/{self.PREFIX}", "--s3-endpoint", f"http://127.0.0.1:{self.proxy_port}",
+                "--s3-request-timeout", str(timeout), "--s3-retries", str(RETRIES), "--s3-part-size", str(PART),
+                "--s3-stale-after", "0", "--resume-window", "0"]
+
+    environment = {"AWS_ACCESS_KEY_ID": "moto", "AWS_SECRET_ACCESS_KEY": "moto", "AWS_REGION": "us-east-1"}
+
+    def faults(self) -> dict:
+        connection = http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)
+        connection.request("GET", "/__faults")
+        report = json.loads(connection.getresponse().read())
+        connection.close()
+        return report
+
+    def keys(self) -> set:
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket="faults", Prefix=self.PREFIX)
+        return {item["Key"] for page in pages for item in page.get("Contents", [])}
+
+    def open_uploads(self) -> int:
+        return len(self.s3.list_multipart_uploads(Bucket="faults", Prefix=self.PREFIX).get("Uploads", []))
+
+    def check(self, uploads: list[Upload], live: dict):
+        """Each file of an upload answered 200 is an object with the digest of what was sent; no other object."""
+        for upload in uploads:
+            if upload.status != 200:
+                continue
+            for file, digest in zip(upload.answer["files"], upload.digests):
+                data = self.s3.get_object(Bucket="faults", Key=file["key"])["Body"].read()
+                if hashlib.sha256(data).hexdigest() != digest:
+                    raise Broken(f"the object {file['key']} is not what the client sent")
+                live[file["key"]] = digest
+        keys = self.keys()
+        if keys != set(live):
+            raise Broken(f"objects of no upload answered 200: {sorted(keys - set(live))}; "
+                         f"missing: {sorted(set(live) - keys)}")
+
+    def remove(self):
+        for process in (self.proxy, self.moto):
+            process.stdin.close()
+            process.wait(timeout=30)
+
+
+def swept(binary: str, bucket: Bucket, args) -> Server:
+    """A server started until its sweep has left no multipart upload open (the sweep's aborts meet faults too:
+    a start that could not abort one leaves it to the next, as in production)."""
+    for _ in range(5):
+        server = Server(binary, bucket.arguments(args.s3_timeout), Bucket.environment)
+        if bucket.open_uploads() == 0:
+            return server
+        server.stop()
+    raise Broken(f"{bucket.open_uploads()} multipart uploads still open after five starts' sweeps")
+
+
+def store_faults(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, kill: bool):
+    bucket = Bucket(draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1)
+    live: dict = {}
+    name = "kill-s3" if kill else "s3"
+    try:
+        server = swept(binary, bucket, args)
+        idle = server.idle()
+        bucket.check([idle[2]], live)
+        injected = 0
+        while injected < faults:
+            uploads = [Upload(draw, [draw.randint(1 << 10, 12 << 20) for _ in range(draw.randint(1, 2))])
+                       for _ in range(3)]
+            if kill:
+                length = sum(len(piece) for piece in uploads[0].body())
+                wave(server, uploads, kill_at=draw.randint(1, length))
+                check_statuses(uploads, set(), killed=True)
+                server = swept(binary, bucket, args)
+                injected += 1
+            else:
+                wave(server, uploads)
+                check_statuses(uploads, {503})
+                if bucket.open_uploads():
+                    server.stop()
+                    server = swept(binary, bucket, args)
+                    idle = server.idle()
+                    bucket.check([idle[2]], live)
+                else:
+                    check_idle(server, idle, args.rss_slack_mib, "a wave into a failing store", bucket.proxy_port)
+                injected = sum(bucket.faults()["injected"].values())
+            bucket.check(uploads, live)
+            figures["accepted"] += sum(upload.status == 200 for upload in uploads)
+            figures["failed"] += sum(upload.status != 200 for upload in uploads)
+        server.stop()
+        report = bucket.faults()
+        if report["mostTries"] > RETRIES + 1:
+            raise Broken(f"{report['mostTried']} was tried {report['mostTries']} times, past {RETRIES} retries")
+        if kill:
+            figures[name] += injected
+        else:
+            for kind, count in report["injected"].items():
+                figures[f"s3-{kind}"] += count
+    finally:
+        bucket.remove()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--scenario", default="disk-full,kill-disk")
+    parser.add_argument("--faults", type=int, default=50, help="faults to inject in each scenario")
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--disk-mib", type=int, default=16)
+    parser.add_argument("--rss-slack-mib", type=float, default=96)
+    parser.add_argument("--s3-rate", type=float, default=0.2, help="the share of the store's requests that fail")
+    parser.add_argument("--s3-timeout", type=float, default=2, help="the server's S3 request timeout, in seconds")
+    args = parser.parse_args()
+    draw = random.Random(args.seed)
+    figures: collections.Counter = collections.Counter()
+    scenarios = {
+        "disk-full": disk_full, "kill-disk": kill_disk,
+        "s3": lambda *a: store_faults(*a, kill=False), "kill-s3": lambda *a: store_faults(*a, kill=True),
+    }
+    try:
+        for name in args.scenario.split(","):
+            scenarios[name](args.server, draw, args.faults, figures, args)
+    except Broken as broken:
+        print(f"fault_harness: seed {args.seed}: {broken}", file=sys.stderr)
+        if Server.last:
+            Server.last.log.seek(0)
+            lines = Server.last.log.read().decode(errors="replace").splitlines()
+            print("the server's log, last lines:\n" + "\n".join(lines[-40:]), file=sys.stderr)
+        print(json.dumps({"seed": args.seed, "broken": str(broken), **figures}))
+        return 1
+    print(json.dumps({"seed": args.seed, **figures}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
