@@ -401,23 +401,28 @@ final class S3Peer: @unchecked Sendable {
     }
 
     /// Moto, a bucket of the test's own, and Tests/Peers/flaky_s3.py in front of moto failing requests by `mode`
-    /// (nil: each part's first try); point the store's endpoint at the proxy's port.
-    static func flakyMoto(_ mode: String? = nil) throws -> (S3Peer, String, PeerUploadServer) {
+    /// (nil: each part's first try); and a store's configuration for that bucket through the proxy, its retries
+    /// `attempts` (the default's 3 when nil) 1 ms apart.
+    static func flakyMoto(_ mode: String? = nil, attempts: Int? = nil) throws -> (
+        S3Peer, String, PeerUploadServer, S3Store.Configuration
+    ) {
         let peer = try S3Peer.shared(.moto)
         let bucket = try peer.makeBucket()
         let flaky = try PeerUploadServer(
             python: try #require(executableOnPath("python3")), script: "flaky_s3.py",
             arguments: [String(peer.endpoint.port!)] + (mode.map { [$0] } ?? []))
-        return (peer, bucket, flaky)
+        var configuration = try peer.configuration(bucket: bucket)
+        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        configuration.retry.initialDelay = .milliseconds(1)
+        if let attempts { configuration.retry.attempts = attempts }
+        return (peer, bucket, flaky, configuration)
     }
 
     /// Every part's first try fails with a 500 (Tests/Peers/flaky_s3.py before moto): each is sent again from the
     /// bytes held, and the object reads back whole.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aFailedPartIsSentAgain() async throws {
-        let (peer, bucket, flaky) = try Self.flakyMoto()
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto()
         let body = try form()
         let form = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
             .spool(chunkStream(try body.bytes(), size: 1 << 20), contentType: body.contentType)
@@ -440,10 +445,7 @@ final class S3Peer: @unchecked Sendable {
     func aFormsSpansNestFormFilePartAndTheStoreCountsItsRetries() async throws {
         let tracer = InMemoryTracer()
         let metrics = TestMetrics()
-        let (peer, bucket, flaky) = try Self.flakyMoto()
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
-        configuration.retry.initialDelay = .milliseconds(1)
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto()
         let body = try form()
         let spooler = try withMetricsFactory(metrics) {
             MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
@@ -479,10 +481,7 @@ final class S3Peer: @unchecked Sendable {
     /// its cause), and nothing is left.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aPartThatKeepsFailingAbortsTheUpload() async throws {
-        let (peer, bucket, flaky) = try Self.flakyMoto("always")
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
-        configuration.retry.attempts = 2
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto("always", attempts: 2)
         let body = try form()
         do {
             _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
@@ -501,11 +500,7 @@ final class S3Peer: @unchecked Sendable {
     /// (the request id a server product's logger carries), so that the warning leads back to the request.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func anUploadLeftOpenIsLoggedWithTheFormsRequestID() async throws {
-        let (peer, bucket, flaky) = try Self.flakyMoto("always-no-abort")
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
-        configuration.retry.attempts = 2
-        configuration.retry.initialDelay = .milliseconds(1)
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto("always-no-abort", attempts: 2)
         let storeLogs = InMemoryLogHandler()
         let store = try S3Store(configuration: configuration, logger: Logger(label: "s3") { _ in storeLogs })
         var requestLogger = Logger(label: "request") { _ in InMemoryLogHandler() }  // a handler that keeps metadata
@@ -526,9 +521,7 @@ final class S3Peer: @unchecked Sendable {
     /// upload, still open, is aborted.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func aCompletionThatFailsInItsBodyIsAborted() async throws {
-        let (peer, bucket, flaky) = try Self.flakyMoto("complete-error")
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto("complete-error")
         let body = try form()
         do {
             _ = try await MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed).spool(
@@ -550,11 +543,7 @@ final class S3Peer: @unchecked Sendable {
     /// client was told failed (the fault harness found the completion's: a retry then meets `NoSuchUpload`).
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func objectsStoredWhoseAnswersWereLostAreDeleted() async throws {
-        let (peer, bucket, flaky) = try Self.flakyMoto("lost-answers")
-        var configuration = try peer.configuration(bucket: bucket)
-        configuration.endpoint = URL(string: "http://127.0.0.1:\(flaky.port)")!
-        configuration.retry.attempts = 2
-        configuration.retry.initialDelay = .milliseconds(1)
+        let (peer, bucket, flaky, configuration) = try Self.flakyMoto("lost-answers", attempts: 2)
         var small = MultipartBody()
         try small.append(.data(Data(Self.large.prefix(1000)), name: "thumb", filename: "t.jpg"))
         for body in [small, try form()] {  // a PutObject, then a multipart upload's completion
