@@ -10,8 +10,8 @@ public import StreamingMultipartServer
 /// Hummingbird's conversion to HTTPTypes, where a request's HTTP version and framing are still visible:
 ///
 /// ```
-/// socket ⇄ (past the connection limit: 503) ⇄ HTTP/1 codec ⇄ the guards ⇄ HTTPContinueHandler
-///        ⇄ HTTP1ToHTTPServerCodec ⇄ HTTPConnectionStateHandler (idle timeout) ⇄ the router
+/// socket ⇄ (past the connection limit: 503) ⇄ HTTP/1 codec ⇄ the guards (idle timeout first) ⇄ HTTPContinueHandler
+///        ⇄ HTTP1ToHTTPServerCodec ⇄ HTTPConnectionStateHandler ⇄ the router
 /// ```
 ///
 /// Hummingbird's own `.http1()` adds its `additionalChannelHandlers` after that conversion, where these could not
@@ -23,7 +23,8 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     public let responder: HTTPChannelHandler.Responder
     /// The header deadline, write timeout, linger and connection limit.
     public let guards: HTTPServerGuards
-    /// Nothing read or written for this long closes the connection (Hummingbird's idle timeout).
+    /// A client that sends nothing this long while the server waits to read from it is closed (the guards'
+    /// `idleTimeout`, unless they have one; not Hummingbird's, which counts the server's own waits).
     public let idleTimeout: Duration
     /// The uploads offered resumption; nil for none.
     public let resumableUploads: ResumableUploads?
@@ -47,9 +48,13 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
+            // The idle timeout is the guards', which stops while a route holds a body back (an upload waiting for
+            // its store); Hummingbird's would close that upload without an answer.
+            var guards = guards
+            guards.idleTimeout = guards.idleTimeout ?? .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))
             try pipeline.configureGuardedHTTPServerPipeline(guards: guards, resumableUploads: resumableUploads)
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             return try NIOAsyncChannel(
                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }

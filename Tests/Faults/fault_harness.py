@@ -55,19 +55,19 @@ class Broken(Exception):
 class Server:
     """The example server, started with `arguments`; its port from the line it prints when it listens."""
 
-    last = None  # the server started last, whose log a broken invariant prints
+    # Every server's log, one after another, kept for a broken invariant's report.
+    log = tempfile.NamedTemporaryFile(prefix="fault-harness-", suffix=".log", delete=False)
 
     def __init__(self, binary: str, arguments: list[str], environment: dict | None = None):
-        Server.last = self
-        self.log = tempfile.TemporaryFile()
+        Server.log.write(f"== UploadServer {' '.join(arguments)}\n".encode())
+        Server.log.flush()
         self.process = subprocess.Popen(
-            [binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=self.log, text=True,
+            [binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=Server.log, text=True,
             env={**os.environ, **(environment or {})})
         line = self.process.stdout.readline()
         found = re.search(r"127\.0\.0\.1:(\d+)/", line)
         if not found:
-            self.log.seek(0)
-            raise Broken(f"the server did not start: {line!r} {self.log.read()[-2000:]!r}")
+            raise Broken(f"the server did not start: {line!r} (its log: {Server.log.name})")
         self.port = int(found.group(1))
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
 
@@ -87,10 +87,13 @@ class Server:
     def idle(self) -> tuple:
         """Its descriptors and resident memory once a first small upload has made what a server makes once (an
         event loop's descriptors, the allocator's arenas)."""
-        warm = Upload(random.Random(0), [1024])
-        warm.send(self.port)
-        if warm.status != 200:
-            raise Broken(f"the first upload was answered {warm.status}")
+        for _ in range(20):  # a store meeting faults may refuse it (503): the next try
+            warm = Upload(random.Random(0), [1024])
+            warm.send(self.port)
+            if warm.status == 200:
+                break
+        else:
+            raise Broken(f"no first upload answered 200 in 20 tries, the last {warm.status}")
         time.sleep(0.3)
         return (self.descriptor_targets(), self.rss_mib(), warm)
 
@@ -136,6 +139,30 @@ class Upload:
         pieces.append(f"--{self.boundary}--\r\n".encode())
         return pieces
 
+    @staticmethod
+    def write(sock: socket.socket, body: bytes, kill_at: int | None, kill) -> int:
+        """Writes `body` as the socket takes it, and stops at an answer that comes before the body's end (a full
+        disk, a store that failed, a refusal): the server reads no more then, and closes soon after, so a client
+        that waited to write the rest would lose the answer; curl polls the same way. Returns the bytes written."""
+        sent = 0
+        sock.setblocking(False)
+        try:
+            while sent < len(body):
+                readable, writable, _ = select.select([sock], [sock], [], 120)
+                if readable:
+                    break
+                if not writable:
+                    raise TimeoutError("the server took nothing for 120 s")
+                end = len(body) if kill_at is None else min(len(body), kill_at)
+                if sent == end:
+                    kill()
+                    kill_at = None
+                    continue
+                sent += sock.send(body[sent:min(end, sent + 65536)])
+        finally:
+            sock.setblocking(True)
+        return sent
+
     def send(self, port: int, kill_at: int | None = None, kill=None):
         """Sends the form in 64 KiB writes; with `kill_at`, calls `kill` once that many bytes are sent."""
         pieces = self.body()
@@ -147,23 +174,7 @@ class Upload:
             connection.putheader("Content-Type", f"multipart/form-data; boundary={self.boundary}")
             connection.putheader("Content-Length", str(length))
             connection.endheaders()
-            sent = 0
-            for piece in pieces:
-                for start in range(0, len(piece), 65536):
-                    # An answer before the body's end (a full disk, a refusal) is read, not written over: the server
-                    # reads on a while after it, then closes, as curl expects.
-                    if select.select([connection.sock], [], [], 0)[0]:
-                        break
-                    chunk = piece[start:start + 65536]
-                    if kill_at is not None and sent + len(chunk) >= kill_at:
-                        connection.send(chunk[: kill_at - sent])
-                        kill()
-                        kill_at = None
-                    connection.send(chunk)
-                    sent += len(chunk)
-                else:
-                    continue
-                break
+            sent = self.write(connection.sock, b"".join(pieces), kill_at, kill)
             response = connection.getresponse()
             self.status = response.status
             self.headers = {name.lower(): value for name, value in response.getheaders()}
@@ -351,9 +362,10 @@ class Bucket:
 
     PREFIX = "forms/"
 
-    def __init__(self, seed: int, rate: float, stall: float):
+    def __init__(self, seed: int, rate: float, stall: float, idle_timeout: float):
         import boto3  # only the S3 scenarios need it
 
+        self.idle_timeout = idle_timeout  # short: a store's retries outlast it, and the upload must still be answered
         self.moto = subprocess.Popen([sys.executable, os.path.join(PEERS, "s3_moto.py"), "faults"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
@@ -369,7 +381,7 @@ class Bucket:
     def arguments(self, timeout: float) -> list[str]:
         return ["--store", f"s3://faults/{self.PREFIX}", "--s3-endpoint", f"http://127.0.0.1:{self.proxy_port}",
                 "--s3-request-timeout", str(timeout), "--s3-retries", str(RETRIES), "--s3-part-size", str(PART),
-                "--s3-stale-after", "0", "--resume-window", "0"]
+                "--s3-stale-after", "0", "--resume-window", "0", "--idle-timeout", str(self.idle_timeout)]
 
     environment = {"AWS_ACCESS_KEY_ID": "moto", "AWS_SECRET_ACCESS_KEY": "moto", "AWS_REGION": "us-east-1"}
 
@@ -399,8 +411,13 @@ class Bucket:
                 live[file["key"]] = digest
         keys = self.keys()
         if keys != set(live):
-            raise Broken(f"objects of no upload answered 200: {sorted(keys - set(live))}; "
-                         f"missing: {sorted(set(live) - keys)}")
+            left = {key: self.describe(key) for key in sorted(keys - set(live))}
+            raise Broken(f"objects of no upload answered 200: {left}; missing: {sorted(set(live) - keys)}")
+
+    def describe(self, key: str) -> str:
+        """An object as a report names it: its field, filename and size."""
+        head = self.s3.head_object(Bucket="faults", Key=key)
+        return f"{head['Metadata'].get('field')} {head['Metadata'].get('filename')} {head['ContentLength']} bytes"
 
     def remove(self):
         for process in (self.proxy, self.moto):
@@ -420,7 +437,7 @@ def swept(binary: str, bucket: Bucket, args) -> Server:
 
 
 def store_faults(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, kill: bool):
-    bucket = Bucket(draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1)
+    bucket = Bucket(draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1, args.s3_timeout + 1)
     live: dict = {}
     name = "kill-s3" if kill else "s3"
     try:
@@ -428,7 +445,7 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
         idle = server.idle()
         bucket.check([idle[2]], live)
         injected = 0
-        while injected < faults:
+        while injected < faults and figures["accepted"] + figures["failed"] < 40 * faults:
             uploads = [Upload(draw, [draw.randint(1 << 10, 12 << 20) for _ in range(draw.randint(1, 2))])
                        for _ in range(3)]
             if kill:
@@ -486,12 +503,10 @@ def main() -> int:
             scenarios[name](args.server, draw, args.faults, figures, args)
     except Broken as broken:
         print(f"fault_harness: seed {args.seed}: {broken}", file=sys.stderr)
-        if Server.last:
-            Server.last.log.seek(0)
-            lines = Server.last.log.read().decode(errors="replace").splitlines()
-            print("the server's log, last lines:\n" + "\n".join(lines[-40:]), file=sys.stderr)
+        print(f"the servers' log: {Server.log.name}", file=sys.stderr)
         print(json.dumps({"seed": args.seed, "broken": str(broken), **figures}))
         return 1
+    os.unlink(Server.log.name)
     print(json.dumps({"seed": args.seed, **figures}))
     return 0
 

@@ -188,6 +188,50 @@ import Testing
         #expect(channel.isActive)
     }
 
+    /// The idle timeout counts the client's silence while the server waits to read, between requests or in a body.
+    @Test func aClientSilentWhileTheServerWaitsToReadIsClosed() throws {
+        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(channel.isActive)
+        try channel.writeInbound(ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n"))
+        channel.read()  // bytes came: the clock starts again from the next wait
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+    }
+
+    /// The server holding a body back of its own accord (no read asked for: an upload waiting for its store to take
+    /// a part) is not the client's idleness: Hummingbird's timeout closed such an upload without an answer.
+    @Test func aBodyTheServerHoldsBackStopsTheIdleClock() throws {
+        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
+        channel.read()
+        try channel.writeInbound(
+            ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n0123456789"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(120))  // the store retrying, no read asked for
+        #expect(channel.isActive)
+        channel.read()  // the store took the part: the server reads on, and the client says nothing
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        #expect(!channel.isActive)
+    }
+
+    /// A request read whole and not yet answered is the server's time, however long its store takes; the client's
+    /// silence counts again once the answer has ended.
+    @Test func aRequestBeingAnsweredStopsTheIdleClock() throws {
+        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
+        channel.read()
+        try channel.writeInbound(
+            ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"))
+        channel.read()  // the server reads on for the next request while it answers this one
+        channel.embeddedEventLoop.advanceTime(by: .seconds(120))
+        #expect(channel.isActive)
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        #expect(!channel.isActive)
+    }
+
     @Test func framingIsJudgedByTheRequestHead() {
         func head(_ version: HTTPVersion, _ headers: [(String, String)]) -> HTTPRequestHead {
             HTTPRequestHead(version: version, method: .POST, uri: "/upload", headers: HTTPHeaders(headers))

@@ -8,12 +8,15 @@ import NIOHTTP1
 /// installs them with NIO's HTTP/1 server codec, in this order:
 ///
 /// ```
-/// socket ⇄ (past the connection limit: a 503, and nothing read) ⇄ HTTP/1 codec ⇄ write timeout
+/// socket ⇄ (past the connection limit: a 503, and nothing read) ⇄ HTTP/1 codec ⇄ idle timeout ⇄ write timeout
 ///        ⇄ close after `Connection: close` ⇄ header deadline ⇄ framing checks ⇄ HTTPContinueHandler ⇄ your handlers
 /// ```
 ///
 /// - **Connection limit** (``connections``): past it, a connection is answered `503` with `Retry-After` as soon as
 ///   it opens, and closed; `accept` never runs out of descriptors (see ``ConnectionLimit``).
+/// - **Idle timeout** (``idleTimeout``, off by default): a client that sends nothing this long while the server waits
+///   to read (between requests, in a body) is closed; not while the server holds a body back itself, nor while it
+///   answers a request it read whole.
 /// - **Write timeout** (``writeTimeout``): writes that make no progress this long close the connection, so a client
 ///   that never reads its answer leaves it in memory that long only.
 /// - **Close after `Connection: close`** (``linger``): once a final response that says `Connection: close` is sent,
@@ -28,8 +31,7 @@ import NIOHTTP1
 /// - **`Expect: 100-continue`**, answered in order (``HTTPContinueHandler``).
 ///
 /// A server answers its own errors with `Connection: close` to have the connection closed after them. The guards'
-/// own answers are JSON, `{"error":{"code","message"}}`. What they leave to the server: an idle timeout between
-/// requests (frameworks have one), the body's own rate and size (`MultipartSpooler`'s limits),
+/// own answers are JSON, `{"error":{"code","message"}}`. What they leave to the server: the body's own rate and size (`MultipartSpooler`'s limits),
 /// and which uploads run at once (``UploadAdmission``).
 ///
 /// On Hummingbird 2 they go in a child channel below its conversion to HTTPTypes: `StreamingMultipartHummingbird`'s
@@ -47,6 +49,11 @@ public struct HTTPServerGuards: Sendable {
     public var linger: TimeAmount
     /// The connections open at once, shared by every connection of the server; nil for no limit.
     public var connections: ConnectionLimit?
+    /// A client that sends nothing this long while the server waits to read from it (between requests, or in a body
+    /// being read) has its connection closed; the clock stops while the server holds a body back of its own accord
+    /// (an upload waiting for a slow store). Nil (the default) for none: a framework's own idle timeout then, which
+    /// counts the server's waits too.
+    public var idleTimeout: TimeAmount?
     /// Whether a request NIO's HTTP/1 parser cannot read (`Content-Length` beside `Transfer-Encoding`, a malformed
     /// head) is answered `400` and closed, by NIO's `HTTPServerProtocolErrorHandler`. Default true; turn it off where
     /// the framework answers parser errors itself (Hummingbird 2 does).
@@ -55,8 +62,9 @@ public struct HTTPServerGuards: Sendable {
     public init(
         headerTimeout: TimeAmount = .seconds(10), writeTimeout: TimeAmount = .seconds(10),
         linger: TimeAmount = .milliseconds(500), connections: ConnectionLimit? = nil,
-        answersUnreadableRequests: Bool = true
+        answersUnreadableRequests: Bool = true, idleTimeout: TimeAmount? = nil
     ) {
+        self.idleTimeout = idleTimeout
         self.headerTimeout = headerTimeout
         self.writeTimeout = writeTimeout
         self.linger = linger
@@ -95,6 +103,9 @@ extension ChannelPipeline.SynchronousOperations {
         }
         try configureHTTPServerPipeline(
             withPipeliningAssistance: false, withErrorHandling: guards.answersUnreadableRequests)
+        if let idleTimeout = guards.idleTimeout {
+            try addHandler(ReadIdleHandler(timeout: idleTimeout))  // sees each part come, and each answer end
+        }
         try addHandlers([
             // The guards' own answers pass the handlers nearer the socket: CloseAfterResponse closes after them.
             WriteTimeoutHandler(timeout: guards.writeTimeout),
