@@ -276,9 +276,10 @@ class Disk:
         os.mkdir(self.spool, 0o700)
         os.mkdir(self.kept, 0o700)
 
-    def arguments(self) -> list[str]:
+    def arguments(self, resumable: bool = False) -> list[str]:
+        """The server on this disk; `resumable` offers resumption (104), whose paused uploads a kill leaves too."""
         return ["--spool-dir", self.spool, "--keep-dir", self.kept, "--disk-budget", str(1 << 40),
-                "--resume-window", "0", "--stale-after", "0"]
+                "--resume-window", "300" if resumable else "0", "--stale-after", "0"]
 
     def check(self, uploads: list[Upload], live: dict):
         """Each file of an upload answered 200 kept whole; nothing else in the kept folder; the spool empty."""
@@ -335,9 +336,12 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
     live: dict = {}
     try:
         while figures["kill-disk"] < faults:
-            server = Server(binary, disk.arguments())
+            server = Server(binary, disk.arguments(resumable=figures["kill-disk"] % 2 == 1))
             disk.check([], live)  # the restart's sweep left nothing of the killed run
-            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20)]) for _ in range(3)]
+            # Small forms and large ones, the killed one first: the others end before it or die with it.
+            large = draw.random() < 0.3
+            uploads = [Upload(draw, [draw.randint(1 << 20, 24 << 20) if large else draw.randint(1 << 10, 3 << 20)
+                                     for _ in range(draw.randint(1, 2))]) for _ in range(3)]
             length = sum(len(piece) for piece in uploads[0].body())
             wave(server, uploads, kill_at=draw.randint(1, length))
             check_statuses(uploads, set(), killed=True)

@@ -1,0 +1,32 @@
+import ExampleTestSupport
+import Foundation
+import Testing
+
+/// The fault harness (`Tests/Faults/fault_harness.py`), bounded for CI: the server's spool folder on a tmpfs that
+/// uploads fill over and over, and the server killed with SIGKILL at random bytes of uploads and started again. After
+/// every wave the harness checks that each upload answered 200 is kept whole, each other one left nothing (no spool
+/// file, no kept file, once the next start has swept), each answer is the table's (507 for a full disk), and the
+/// server's descriptors and memory are back to idle. It exits 1 naming the first invariant broken.
+@Suite(.serialized) struct FaultHarnessTests {
+    static let harness = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Tests/Faults/fault_harness.py").path
+
+    /// Whether this process may mount a tmpfs: root, with `mount` on the path (CI runs as root).
+    static let canMount = getuid() == 0 && onPath("mount") != nil && onPath("python3") != nil
+
+    @Test(
+        .enabled(if: canMount, "needs root and mount (a small tmpfs for the spool folder) and python3"),
+        .timeLimit(.minutes(5)))
+    func aDiskThatFillsAndKillsLoseNothing() async throws {
+        let server = try #require(RunningServer.binary)
+        let result = try await run(
+            try #require(onPath("python3")),
+            [Self.harness, "--server", server, "--scenario", "disk-full,kill-disk", "--faults", "25", "--seed", "50"],
+            seconds: 240)
+        #expect(result.status == 0, "\(result.text) \(result.errors)")
+        let figures = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+        #expect((figures["disk-full"] as? Int ?? 0) >= 25 && (figures["kill-disk"] as? Int ?? 0) >= 25, "\(figures)")
+        #expect((figures["accepted"] as? Int ?? 0) > 0 && (figures["failed"] as? Int ?? 0) > 0, "\(figures)")
+    }
+}
