@@ -188,10 +188,21 @@ import Testing
         #expect(channel.isActive)
     }
 
+    /// A server with an idle timeout of 5 s (and a head deadline out of the way) that asked to read; with `posting`,
+    /// a request of that `Content-Length` has come with the first 10 bytes of its body.
+    static func idleServer(posting length: Int? = nil) throws -> EmbeddedChannel {
+        let channel = try server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
+        channel.read()
+        if let length {
+            try channel.writeInbound(
+                ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: \(length)\r\n\r\n0123456789"))
+        }
+        return channel
+    }
+
     /// The idle timeout counts the client's silence while the server waits to read, between requests or in a body.
     @Test func aClientSilentWhileTheServerWaitsToReadIsClosed() throws {
-        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
-        channel.read()
+        let channel = try Self.idleServer()
         channel.embeddedEventLoop.advanceTime(by: .seconds(4))
         #expect(channel.isActive)
         try channel.writeInbound(ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n"))
@@ -205,10 +216,7 @@ import Testing
     /// The server holding a body back of its own accord (no read asked for: an upload waiting for its store to take
     /// a part) is not the client's idleness: Hummingbird's timeout closed such an upload without an answer.
     @Test func aBodyTheServerHoldsBackStopsTheIdleClock() throws {
-        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
-        channel.read()
-        try channel.writeInbound(
-            ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n0123456789"))
+        let channel = try Self.idleServer(posting: 100)
         channel.embeddedEventLoop.advanceTime(by: .seconds(120))  // the store retrying, no read asked for
         #expect(channel.isActive)
         channel.read()  // the store took the part: the server reads on, and the client says nothing
@@ -219,10 +227,7 @@ import Testing
     /// A request read whole and not yet answered is the server's time, however long its store takes; the client's
     /// silence counts again once the answer has ended.
     @Test func aRequestBeingAnsweredStopsTheIdleClock() throws {
-        let channel = try Self.server(HTTPServerGuards(headerTimeout: .seconds(600), idleTimeout: .seconds(5)))
-        channel.read()
-        try channel.writeInbound(
-            ByteBuffer(string: "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"))
+        let channel = try Self.idleServer(posting: 10)
         channel.read()  // the server reads on for the next request while it answers this one
         channel.embeddedEventLoop.advanceTime(by: .seconds(120))
         #expect(channel.isActive)
