@@ -445,7 +445,7 @@ final class S3Peer: @unchecked Sendable {
     func aFormsSpansNestFormFilePartAndTheStoreCountsItsRetries() async throws {
         let tracer = InMemoryTracer()
         let metrics = TestMetrics()
-        let (peer, bucket, flaky, configuration) = try Self.flakyMoto()
+        let (_, _, flaky, configuration) = try Self.flakyMoto()
         let body = try form()
         let spooler = try withMetricsFactory(metrics) {
             MultipartSpooler(store: try S3Store(configuration: configuration), limits: .untimed)
@@ -494,13 +494,14 @@ final class S3Peer: @unchecked Sendable {
         }
         let contents = try peer.contents(of: bucket)
         #expect(contents.keys.isEmpty && contents.uploads == 0)
+        try flaky.input.fileHandleForWriting.close()
     }
 
     /// A store whose abort fails too leaves the upload open, and says so in the store's log with the form's metadata
     /// (the request id a server product's logger carries), so that the warning leads back to the request.
     @Test(.enabled(if: S3Peer.motoAvailable, "needs moto[server], boto3 and awscli (pip), the local S3 endpoint"))
     func anUploadLeftOpenIsLoggedWithTheFormsRequestID() async throws {
-        let (peer, bucket, flaky, configuration) = try Self.flakyMoto("always-no-abort", attempts: 2)
+        let (_, _, flaky, configuration) = try Self.flakyMoto("always-no-abort", attempts: 2)
         let storeLogs = InMemoryLogHandler()
         let store = try S3Store(configuration: configuration, logger: Logger(label: "s3") { _ in storeLogs })
         var requestLogger = Logger(label: "request") { _ in InMemoryLogHandler() }  // a handler that keeps metadata
@@ -515,6 +516,7 @@ final class S3Peer: @unchecked Sendable {
         #expect(leftOpen.count == 1, "\(storeLogs.entries.map(\.message))")
         #expect(leftOpen.first?.metadata["request-id"] == "r-42" && leftOpen.first?.metadata["s3.upload_id"] != nil)
         #expect(leftOpen.first?.level == .warning)
+        try flaky.input.fileHandleForWriting.close()
     }
 
     /// S3 may answer CompleteMultipartUpload with 200 and an error in its body: the form fails with it, and the
