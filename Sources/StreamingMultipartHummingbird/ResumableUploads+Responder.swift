@@ -71,6 +71,9 @@ extension ResumableUploads {
         var parts: [HTTPResponsePart] = []
         for await part in answer { parts.append(part) }
         parts = upload.marked(parts)
+        // Gone before the answer reaches anyone: a HEAD sent the moment the last append is answered finds nothing
+        // (under load it found the upload still there, the creation request not yet ended).
+        remove(upload)
         upload.answered(with: parts, for: target)
         if target == segment {
             try await Self.write(parts, to: writer)
