@@ -12,7 +12,9 @@ Scenarios (`--scenario`, several separated by commas):
 
 After every wave it checks the invariants, and fails (exit 1) on the first one broken, saying which:
 - each upload answered 200 is in the store whole: its kept file or its object has the digest of what was sent;
-- each upload not answered 200 left nothing: no spool file, no kept file, no object, no open multipart upload;
+- each upload not answered 200 left nothing: no spool file, no kept file, no object, no open multipart upload; but
+  one whose server was killed after it kept the upload and before it answered may be kept whole (never in part:
+  the example keeps a form's files with one rename);
 - each answer's status is in the documented table: 507 for a full disk, 503 with Retry-After for a store that keeps
   failing; a killed server's uploads end without an answer;
 - the server's descriptors are back to their idle count, and its memory within `--rss-slack-mib` of its idle size;
@@ -281,27 +283,52 @@ class Disk:
         return ["--spool-dir", self.spool, "--keep-dir", self.kept, "--disk-budget", str(1 << 40),
                 "--resume-window", "300" if resumable else "0", "--stale-after", "0"]
 
-    def check(self, uploads: list[Upload], live: dict):
-        """Each file of an upload answered 200 kept whole; nothing else in the kept folder; the spool empty."""
+    @staticmethod
+    def digest(path: str) -> str:
+        with open(path, "rb") as file:
+            return hashlib.sha256(file.read()).hexdigest()
+
+    def folders(self) -> dict:
+        """The kept folder's uploads: each folder's files' digests, in the form's order."""
+        kept = {}
+        for name in os.listdir(self.kept):
+            folder = os.path.join(self.kept, name)
+            if name.startswith(".staging-"):
+                raise Broken(f"a staging folder left in the kept folder: {name}")
+            files = sorted(os.listdir(folder), key=int)
+            kept[folder] = [self.digest(os.path.join(folder, file)) for file in files]
+        return kept
+
+    def check(self, uploads: list[Upload], live: dict, killed: bool = False) -> int:
+        """Each upload answered 200 kept whole, in a folder of its own; the spool empty. With `killed`, an upload
+        that got no answer may have been kept too (the server died between keeping it and answering): whole, or
+        not at all; nothing else is in the kept folder. Returns how many of those were kept."""
+        kept = self.folders()
+        adopted = 0
         for upload in uploads:
-            if upload.status != 200:
-                continue
-            for file, digest in zip(upload.answer["files"], upload.digests):
-                with open(file["kept"], "rb") as kept:
-                    if hashlib.sha256(kept.read()).hexdigest() != digest:
-                        raise Broken(f"{file['kept']} is not what the client sent")
-                live[file["kept"]] = digest
-        left = set(os.path.join(self.kept, name) for name in os.listdir(self.kept))
-        if left != set(live):
-            raise Broken(f"kept files of no upload answered 200: {sorted(left - set(live))}")
+            if upload.status == 200:
+                folder = os.path.dirname(upload.answer["files"][0]["kept"])
+                if kept.get(folder) != upload.digests:
+                    raise Broken(f"{folder} is not what the client sent")
+                live[folder] = upload.digests
+        if killed:
+            unanswered = [upload.digests for upload in uploads if upload.status is None]
+            for folder, digests in kept.items():
+                if folder not in live and digests in unanswered:
+                    live[folder] = digests  # kept whole, its answer lost with the server
+                    adopted += 1
+        if set(kept) != set(live):
+            left = {folder: len(kept[folder]) for folder in set(kept) - set(live)}
+            raise Broken(f"kept uploads of no upload answered 200 (or kept in part): {left}")
         spooled = os.listdir(self.spool)
         if spooled:
             raise Broken(f"the spool folder holds {spooled} after the wave")
+        return adopted
 
     def free_some(self, draw: random.Random, live: dict):
-        for path in draw.sample(sorted(live), len(live) // 2):
-            os.remove(path)
-            del live[path]
+        for folder in draw.sample(sorted(live), len(live) // 2):
+            shutil.rmtree(folder)
+            del live[folder]
 
     def remove(self):
         subprocess.run(["umount", self.root], check=False)
@@ -337,23 +364,22 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
     try:
         while figures["kill-disk"] < faults:
             server = Server(binary, disk.arguments(resumable=figures["kill-disk"] % 2 == 1))
-            disk.check([], live)  # the restart's sweep left nothing of the killed run
             # Small forms and large ones, the killed one first: the others end before it or die with it.
             large = draw.random() < 0.3
             uploads = [Upload(draw, [draw.randint(1 << 20, 24 << 20) if large else draw.randint(1 << 10, 3 << 20)
                                      for _ in range(draw.randint(1, 2))]) for _ in range(3)]
             length = sum(len(piece) for piece in uploads[0].body())
             wave(server, uploads, kill_at=draw.randint(1, length))
-            check_statuses(uploads, set(), killed=True)
+            check_statuses(uploads, {507}, killed=True)  # the disk may fill too: large forms, kept files
             server.stop()
             figures["kill-disk"] += 1
             figures["accepted"] += sum(upload.status == 200 for upload in uploads)
             figures["failed"] += sum(upload.status != 200 for upload in uploads)
-            # A killed server's spool files stay until the next start sweeps them: checked then.
-            for upload in uploads:
-                if upload.status == 200:
-                    for file, digest in zip(upload.answer["files"], upload.digests):
-                        live[file["kept"]] = digest
+            # A killed server's spool files and staging folders stay until the next start sweeps them: checked then.
+            server = Server(binary, disk.arguments())
+            figures["kept whole, answer lost in a kill"] += disk.check(uploads, live, killed=True)
+            server.stop()
+            disk.free_some(draw, live)
         server = Server(binary, disk.arguments())
         disk.check([], live)
         server.stop()

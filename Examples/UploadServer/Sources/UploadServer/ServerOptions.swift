@@ -62,9 +62,9 @@ struct ServerOptions: ParsableCommand {
     var diskBudget: Int64?
     @Option(
         help: """
-            Keep each file of an upload answered 200 in this folder (moved there from the spool folder before the \
-            answer, which names it): the files are the app's from then on. Default: none kept, every file removed \
-            once the answer is made. Not with --store.
+            Keep the files of each upload answered 200 in this folder, in a folder of its own (moved there from the \
+            spool folder, all or none, before the answer, which names them): the files are the app's from then on. \
+            Default: none kept, every file removed once the answer is made. Not with --store.
             """)
     var keepDir: String?
     @Option(help: "The most bytes of a field's value, a name or a filename echoed in an answer.")

@@ -48,20 +48,36 @@ struct UploadService: Sendable {
 }
 
 extension UploadService {
-    /// Moves each of `form`'s files into `folder` under a new name, and returns where; when one cannot be moved,
-    /// removes those moved before it and throws, so that an upload that was not answered 200 leaves nothing kept.
+    /// Keeps `form`'s files in `folder`, all or none: moved into a staging folder of their own, which one rename
+    /// then makes `folder/<id>/` (files `0`, `1`... in the form's order). Returns their paths. A failure removes the
+    /// staging folder; a kill leaves it, for ``removeStaging(in:)`` at the next start: no upload is ever kept in part.
     static func keep(_ form: SpooledForm, in folder: String) throws -> [String] {
-        var kept: [String] = []
+        let id = UUID().uuidString
+        let staging = (folder as NSString).appendingPathComponent(Self.stagingPrefix + id)
+        let kept = (folder as NSString).appendingPathComponent(id)
         do {
-            for file in form.files {
-                let path = (folder as NSString).appendingPathComponent("kept-\(UUID().uuidString)")
-                try file.move(to: path)
-                kept.append(path)
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+            for (index, file) in form.files.enumerated() {
+                try file.move(to: (staging as NSString).appendingPathComponent(String(index)))
             }
+            try FileManager.default.moveItem(atPath: staging, toPath: kept)
         } catch {
-            for path in kept { try? FileManager.default.removeItem(atPath: path) }
+            try? FileManager.default.removeItem(atPath: staging)
             throw error
         }
-        return kept
+        return form.files.indices.map { (kept as NSString).appendingPathComponent(String($0)) }
+    }
+
+    /// The name a staging folder starts with.
+    static let stagingPrefix = ".staging-"
+
+    /// Removes the staging folders a killed run left in `folder` (uploads it was keeping when it died, never
+    /// answered); returns how many.
+    static func removeStaging(in folder: String) throws -> Int {
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(stagingPrefix) }
+        for name in left {
+            try FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
+        return left.count
     }
 }

@@ -95,6 +95,10 @@ if options.bucketAndPrefix == nil {
     let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
     logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
 }
+if let keepDir = options.keepDir {
+    let staged = try UploadService.removeStaging(in: keepDir)
+    logger.info("removed \(staged) uploads an earlier run was keeping in \(keepDir) when it stopped")
+}
 // Multipart uploads a killed run left open in the bucket (a running server aborts its own failed uploads).
 if let s3Store {
     do {

@@ -12,6 +12,8 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Tests/Faults/fault_harness.py").path
 
+    static let soak = URL(fileURLWithPath: harness).deletingLastPathComponent().appendingPathComponent("soak.py").path
+
     /// Whether this process may mount a tmpfs: root, with `mount` on the path (CI runs as root).
     static let canMount = getuid() == 0 && onPath("mount") != nil && onPath("python3") != nil
 
@@ -28,5 +30,23 @@ import Testing
         let figures = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
         #expect((figures["disk-full"] as? Int ?? 0) >= 25 && (figures["kill-disk"] as? Int ?? 0) >= 25, "\(figures)")
         #expect((figures["accepted"] as? Int ?? 0) > 0 && (figures["failed"] as? Int ?? 0) > 0, "\(figures)")
+    }
+
+    /// A minute of everything at once (`Tests/Faults/soak.py`): uploads of every size checked by their digests, the
+    /// hostile clients one after another, and a disk filled to its last MiB every 10 s; the server's memory and
+    /// descriptors sampled each second must show no leak (the memory's last quarter within 32 MiB of its second,
+    /// the descriptors back to idle). `Benchmarks/soak.sh` runs the ten-minute one and draws its curves.
+    @Test(
+        .enabled(if: canMount, "needs root and mount (a small tmpfs for the spool folder) and python3"),
+        .timeLimit(.minutes(5)))
+    func aMinuteOfMixedTrafficLeaksNothing() async throws {
+        let server = try #require(RunningServer.binary)
+        let result = try await run(
+            try #require(onPath("python3")), [Self.soak, "--server", server, "--seconds", "60", "--seed", "60"],
+            seconds: 240)
+        #expect(result.status == 0, "\(result.text) \(result.errors)")
+        let figures = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+        #expect((figures["uploads"] as? Int ?? 0) > 100 && (figures["hostile runs"] as? Int ?? 0) > 5, "\(figures)")
+        #expect((figures["disk full"] as? Int ?? 0) >= 4 && (figures["answered 507"] as? Int ?? 0) > 0, "\(figures)")
     }
 }
