@@ -126,9 +126,19 @@ class Upload:
         self.files = [draw.randbytes(size) for size in sizes]
         self.digests = [hashlib.sha256(data).hexdigest() for data in self.files]
         self.boundary = f"FaultHarness{draw.getrandbits(64):016x}"
+        # Made once, before any thread sends it: building a large body holds Python's lock, and a sending thread
+        # starved of it for seconds would look like a client too slow for the server's body rule.
+        self.payload = b"".join(self.body())
         self.status: int | None = None
         self.headers: dict = {}  # the answer's; or why there was none
         self.answer: dict | None = None
+
+    def again(self) -> "Upload":
+        """The same form, to send again, with no answer yet (shares the bytes)."""
+        copy = Upload.__new__(Upload)
+        copy.files, copy.digests, copy.boundary, copy.payload = self.files, self.digests, self.boundary, self.payload
+        copy.status, copy.headers, copy.answer = None, {}, None
+        return copy
 
     def body(self) -> list[bytes]:
         pieces = [f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nfaults\r\n".encode()]
@@ -167,8 +177,7 @@ class Upload:
 
     def send(self, port: int, kill_at: int | None = None, kill=None):
         """Sends the form in 64 KiB writes; with `kill_at`, calls `kill` once that many bytes are sent."""
-        pieces = self.body()
-        length = sum(len(piece) for piece in pieces)
+        length = len(self.payload)
         sent = 0
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         try:
@@ -176,7 +185,7 @@ class Upload:
             connection.putheader("Content-Type", f"multipart/form-data; boundary={self.boundary}")
             connection.putheader("Content-Length", str(length))
             connection.endheaders()
-            sent = self.write(connection.sock, b"".join(pieces), kill_at, kill)
+            sent = self.write(connection.sock, self.payload, kill_at, kill)
             response = connection.getresponse()
             self.status = response.status
             self.headers = {name.lower(): value for name, value in response.getheaders()}
@@ -368,7 +377,7 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
             large = draw.random() < 0.3
             uploads = [Upload(draw, [draw.randint(1 << 20, 24 << 20) if large else draw.randint(1 << 10, 3 << 20)
                                      for _ in range(draw.randint(1, 2))]) for _ in range(3)]
-            length = sum(len(piece) for piece in uploads[0].body())
+            length = len(uploads[0].payload)
             wave(server, uploads, kill_at=draw.randint(1, length))
             check_statuses(uploads, {507}, killed=True)  # the disk may fill too: large forms, kept files
             server.stop()
@@ -479,7 +488,7 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
             uploads = [Upload(draw, [draw.randint(1 << 10, 12 << 20) for _ in range(draw.randint(1, 2))])
                        for _ in range(3)]
             if kill:
-                length = sum(len(piece) for piece in uploads[0].body())
+                length = len(uploads[0].payload)
                 wave(server, uploads, kill_at=draw.randint(1, length))
                 check_statuses(uploads, set(), killed=True)
                 server = swept(binary, bucket, args)

@@ -2,8 +2,8 @@
 """The soak: the example server under mixed traffic for `--seconds`, its memory and descriptors sampled each second.
 
 On 127.0.0.1, against Examples/UploadServer with its spool folder on a tmpfs (root only: it mounts one):
-- legitimate uploads of every size (1 KiB to 32 MiB, log-uniform), three at a time, each answer's SHA-256 compared
-  with what was sent;
+- legitimate uploads of every size (16 forms made first, 1 KiB to 32 MiB, log-uniform), three at a time, each
+  answer's SHA-256 compared with what was sent;
 - hostile clients, one scenario after another (Examples/UploadServer/Scripts/hostile_clients.py: slow headers,
   stalled bodies, clients that never read, an idle flood, a refused upload, doubtful framing, an unread body);
 - faults: every 10 s the disk is filled to its last MiB for 3 s, so that uploads meet a full disk (507).
@@ -54,7 +54,7 @@ class Soak:
         os.mkdir(self.spool, 0o700)
         self.server = harness.Server(args.server, [
             "--spool-dir", self.spool, "--disk-budget", str(1 << 40), "--resume-window", "0",
-            "--header-timeout", "2", "--body-rate", "1024", "--body-window", "5", "--idle-timeout", "5",
+            "--header-timeout", "2", "--body-rate", "1024", "--body-window", "10", "--idle-timeout", "10",
             "--write-timeout", "3", "--max-uploads-per-peer", "1000"])
         self.start = time.monotonic()
         self.stop = self.start + args.seconds
@@ -63,11 +63,11 @@ class Soak:
         with self.lock:
             self.failures.append(what)
 
-    def uploads(self):
+    def uploads(self, forms: list):
         draw = random.Random(self.draw.getrandbits(64))
         while time.monotonic() < self.stop:
-            size = int(2 ** draw.uniform(10, 25))
-            upload = harness.Upload(draw, [size])
+            upload = draw.choice(forms).again()
+            size = len(upload.files[0])
             upload.send(self.server.port)
             with self.lock:
                 self.counts["uploads"] += 1
@@ -118,7 +118,9 @@ class Soak:
 
     def run(self) -> dict:
         idle = self.server.idle()
-        workers = [threading.Thread(target=self.uploads) for _ in range(3)]
+        # The forms sent, made before the traffic starts (see `Upload.payload`): 16 sizes, 1 KiB to 32 MiB.
+        forms = [harness.Upload(self.draw, [int(2 ** self.draw.uniform(10, 25))]) for _ in range(16)]
+        workers = [threading.Thread(target=self.uploads, args=(forms,)) for _ in range(3)]
         workers += [threading.Thread(target=work) for work in (self.hostile, self.faults, self.sample)]
         for worker in workers:
             worker.start()
