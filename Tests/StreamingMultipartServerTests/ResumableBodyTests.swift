@@ -381,6 +381,16 @@ import Testing
         clock.advance(by: .seconds(15))
         #expect(!body.isOver)  // the first window had its bytes; the second is not over
         clock.advance(by: .seconds(1))
+        // A write of the first half still under way pauses the rule (the server's time is not the client's), and
+        // the second window then ends later: the clock moves on, a second at a time, until the cut comes. Moved
+        // once, a busy machine's slow write left the spool waiting for ever.
+        let ticking = Task {
+            while !Task.isCancelled {
+                if clock.sleeperCount > 0 { clock.advance(by: .seconds(1)) }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        defer { ticking.cancel() }
         let error = await #expect(throws: MultipartError.self) { try await spooling.value }
         #expect(error?.code == .timedOut)
         creationFeed.finish()
