@@ -200,6 +200,19 @@ enum XMLText {
         return decoded(String(text[start.upperBound..<end.lowerBound]))
     }
 
+    /// The text inside each `<tag>…</tag>` of `text`, in order.
+    static func blocks(_ tag: String, in text: String) -> [String] {
+        var blocks: [String] = []
+        var rest = text[...]
+        while let start = rest.range(of: "<\(tag)>"),
+            let end = rest.range(of: "</\(tag)>", range: start.upperBound..<rest.endIndex)
+        {
+            blocks.append(String(rest[start.upperBound..<end.lowerBound]))
+            rest = rest[end.upperBound...]
+        }
+        return blocks
+    }
+
     static func decoded(_ text: String) -> String {
         guard text.contains("&") else { return text }
         return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")

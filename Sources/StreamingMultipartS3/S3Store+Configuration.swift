@@ -124,19 +124,52 @@ extension S3Store {
             key = nil
         }
 
-        /// The key `file` is stored under: ``key``'s, else ``prefix`` and 32 hex digits from the CSPRNG.
+        /// The key `file` is stored under: ``key``'s, else ``prefix``, the file's form and a `/` (when it is part of
+        /// a spooler's form), and 32 hex digits from the CSPRNG: `forms/9f86d081884c7d659a2feaa0c55ad015/a591a6d4…`.
+        /// The files of one form share its folder, which is what the store's sweep removes of a form a killed
+        /// server left unfinished (``S3Store/abortStaleUploads(olderThan:now:)``).
         public func objectKey(for file: MultipartStoreFile) -> String {
-            key?(file) ?? prefix + Self.randomName()
+            key?(file) ?? prefix + (keepsForm(of: file) ? file.form + "/" : "") + Self.randomName()
+        }
+
+        /// Whether a file's form has a pending record (``S3Store/commit(form:objects:)``): when the store makes the
+        /// keys, and the file is part of a spooler's form.
+        func keepsForm(of file: MultipartStoreFile) -> Bool {
+            key == nil && Self.isName(file.form.utf8[...])
         }
 
         /// Whether this configuration makes keys of `key`'s shape: ``prefix`` and exactly 32 lower-case hex digits,
-        /// nothing before or after. What ``S3Store/abortStaleUploads(olderThan:now:)`` may touch: another
-        /// application's key under the same prefix (`backups/db.tar` under `""`, `upload-archive/x.bin` under `up`)
-        /// never has it. Keys a ``key`` closure chose are not recognized, whatever their shape.
+        /// or 32 of them, a `/` and 32 more (a file of a form), nothing before or after. What
+        /// ``S3Store/abortStaleUploads(olderThan:now:)`` may touch: another application's key under the same prefix
+        /// (`backups/db.tar` under `""`, `upload-archive/x.bin` under `up`) never has it. Keys a ``key`` closure
+        /// chose are not recognized, whatever their shape.
         func makes(key: String) -> Bool {
             guard self.key == nil, key.hasPrefix(prefix) else { return false }
             let name = key.utf8.dropFirst(prefix.utf8.count)
-            return name.count == 32 && name.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+            if name.count == 65, name[name.index(name.startIndex, offsetBy: 32)] == UInt8(ascii: "/") {
+                return Self.isName(name.prefix(32)) && Self.isName(name.suffix(32))
+            }
+            return Self.isName(name)
+        }
+
+        /// The form whose folder holds `key`, a key of this configuration's shape; nil for a file of none.
+        func form(ofKey key: String) -> String? {
+            guard makes(key: key) else { return nil }
+            let name = key.utf8.dropFirst(prefix.utf8.count)
+            return name.count == 65 ? String(Substring(name.prefix(32))) : nil
+        }
+
+        /// The key of `form`'s pending record: ``prefix``, `.pending/` and the form.
+        func pendingKey(form: String) -> String {
+            prefix + Self.pendingFolder + form
+        }
+
+        /// Where pending records are kept, under ``prefix``.
+        static let pendingFolder = ".pending/"
+
+        /// Whether `name` is exactly 32 lower-case hex digits.
+        static func isName(_ name: Substring.UTF8View) -> Bool {
+            name.count == 32 && name.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         }
 
         /// Images, audio, video, PDF, archives and plain text: types a browser shows (or saves) and never runs as a

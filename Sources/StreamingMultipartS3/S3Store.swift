@@ -41,6 +41,8 @@ public struct S3Store: MultipartFileStore {
     /// naming it), and the stale uploads ``abortStaleUploads(olderThan:now:)`` aborted. No-op by default.
     public let logger: Logger
     let client: S3Client
+    /// The forms in progress whose pending records this store put (``commit(form:objects:)``).
+    let forms = PendingForms()
 
     /// - Throws: ``S3Error/Code/invalidConfiguration`` from ``S3Store/Configuration/validate()``.
     public init(
@@ -71,14 +73,24 @@ public struct S3Store: MultipartFileStore {
                 code: .invalidHeader, message: "the part's Content-Type holds a control byte: \(type.debugDescription)",
                 partIndex: file.partIndex)
         }
+        try await recordForm(of: file)
         var logger = logger
         for (key, value) in file.logger.handler.metadata { logger[metadataKey: key] = value }
-        return S3Upload(client: client, key: configuration.objectKey(for: file), file: file, logger: logger)
+        let key = configuration.objectKey(for: file)
+        let form = configuration.form(ofKey: key)
+        return S3Upload(client: client, key: key, file: file, logger: logger) { [forms] in
+            if let form { forms.doubt(form) }
+        }
     }
 
     /// Deletes `object` (a file of a form that failed).
     public func remove(_ object: MultipartStoredObject) async throws {
-        try await S3Retry.run(client) { _ = try await client.send(.DELETE, key: object.key) }
+        do {
+            try await S3Retry.run(client) { _ = try await client.send(.DELETE, key: object.key) }
+        } catch {
+            doubt(configuration.form(ofKey: object.key))
+            throw error
+        }
     }
 }
 

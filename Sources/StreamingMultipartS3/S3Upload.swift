@@ -73,14 +73,23 @@ actor S3Upload: MultipartStoreWriter {
     /// else of it (its first bytes are a view of the body's first chunk, not to be held for the upload's length).
     let objectHeaders: [(name: String, value: String)]
     let logger: Logger
+    /// Tells the store that this file's cleanup may have left something at S3 (its form's record then stays for
+    /// the sweep).
+    let doubt: @Sendable () -> Void
     private var configuration: S3Store.Configuration { client.configuration }
     private var state = State.unsent(Parts())
+    /// Whether a `PutObject` or completion of this file went unanswered (``storing(_:)``).
+    private var unanswered = false
 
-    init(client: S3Client, key: String, file: MultipartStoreFile, logger: Logger) {
+    init(
+        client: S3Client, key: String, file: MultipartStoreFile, logger: Logger,
+        doubt: @escaping @Sendable () -> Void
+    ) {
         self.client = client
         self.key = key
         objectHeaders = Self.objectHeaders(for: file, client.configuration)
         self.logger = logger
+        self.doubt = doubt
     }
 
     /// Runs `change` on the parts in progress, moved out of the state while it runs (so that no copy of the
@@ -143,9 +152,11 @@ actor S3Upload: MultipartStoreWriter {
         try withParts { $0.gathered = nil }
         state = .maybeStored(uploadID: nil)
         let answer = try await S3Retry.run(client) {
-            try await client.send(
-                .PUT, key: key, headers: objectHeaders + checksum.headers(sum.value), body: body,
-                payloadHash: sum.payloadHash)
+            try await storing {
+                try await client.send(
+                    .PUT, key: key, headers: objectHeaders + checksum.headers(sum.value), body: body,
+                    payloadHash: sum.payloadHash)
+            }
         }
         state = .stored
         client.metrics.stored.increment(by: lease?.count ?? 0)
@@ -170,7 +181,9 @@ actor S3Upload: MultipartStoreWriter {
                     + list.joined() + "</CompleteMultipartUpload>"))
         state = .maybeStored(uploadID: uploadID)
         let answer = try await S3Retry.run(client) {
-            let answer = try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
+            let answer = try await storing {
+                try await client.send(.POST, key: key, query: [("uploadId", uploadID)], body: body)
+            }
             // S3 may answer 200 and still fail the completion: the error is then in the body, and the upload is
             // still open, to be completed again (S3Retry retries it, as the SDKs do) or aborted by abort().
             guard !answer.text.contains("<Error>") else {
@@ -187,6 +200,19 @@ actor S3Upload: MultipartStoreWriter {
         return object(etag: etag)
     }
 
+    /// Sends a `PutObject` or a completion: one whose answer never came (the connection failed, the task was
+    /// cancelled) may be under way at S3 still, and store the object after the form's cleanup deleted it.
+    private func storing<Result>(_ request: () async throws -> Result) async throws -> Result {
+        do {
+            return try await request()
+        } catch let error as S3Error where error.code == .service {
+            throw error  // S3 answered: it did not store the object
+        } catch {
+            unanswered = true
+            throw error
+        }
+    }
+
     func abort() async {
         let was = state
         state = .ended
@@ -198,6 +224,8 @@ actor S3Upload: MultipartStoreWriter {
         case .open(let uploadID, _):
             await abortUpload(uploadID)
         case .maybeStored(let uploadID):
+            // A try whose answer never came may still be under way at S3, and land after the delete.
+            if unanswered { doubt() }
             if let uploadID { await abortUpload(uploadID) }
             await deleteObject()
         case .stored:
@@ -218,6 +246,7 @@ actor S3Upload: MultipartStoreWriter {
             return
         } catch {
             // Left open, its parts cost storage until a lifecycle rule or abortStaleUploads ends it.
+            doubt()
             logger.warning(
                 "a multipart upload of a failed file was left open", error: error,
                 metadata: [
@@ -231,6 +260,7 @@ actor S3Upload: MultipartStoreWriter {
         do {
             _ = try await S3Retry.run(client) { try await client.send(.DELETE, key: key) }
         } catch {
+            doubt()
             logger.warning(
                 "an object of a failed file was left in the bucket", error: error,
                 metadata: ["s3.bucket": "\(configuration.bucket)", "s3.key": "\(key)"])

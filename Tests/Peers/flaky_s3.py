@@ -6,8 +6,9 @@ Fixed modes, for the tests of the S3 store's retries:
 - `complete-error`: every CompleteMultipartUpload is answered 200 with an error in the body, as S3 may;
 - `always-no-abort`: every try of every UploadPart fails and so does every AbortMultipartUpload (503), as a store
   that went away would;
-- `lost-answers`: every PutObject and CompleteMultipartUpload reaches the endpoint and takes effect, and every answer
-  to one is cut inside its head: the object is stored, and the client never hears so.
+- `lost-answers`: every PutObject of a file (not of a form's pending record) and every CompleteMultipartUpload
+  reaches the endpoint and takes effect, and every answer to one is cut inside its head: the object is stored, and
+  the client never hears so.
 Every other request, and every second try, goes through to the endpoint unchanged.
 
 `random`, for the fault harness (Tests/Faults): each request that changes the bucket (PUT, POST, DELETE; never a read,
@@ -22,7 +23,7 @@ generator seeded with `--seed`:
 Prints its port on one line, then serves until its standard input closes; then prints how many parts it failed (the
 fixed modes) or a JSON report (`random`, also at `GET /__faults` meanwhile): the faults by kind, the requests, and
 the most tries of one part, object or completion (its method and path, the query included: a part's number and
-upload id; aborts aside, which the next start's sweep may send again).
+upload id; aborts aside, which the next start's sweep may send again), and the requests under way (`inFlight`).
 
     flaky_s3.py ENDPOINT_PORT [always | complete-error | always-no-abort | lost-answers | random] [--seed N] [--rate R]
                 [--kinds 500,slowdown,reset,stall,truncate,complete-error] [--stall SECONDS]
@@ -57,6 +58,7 @@ draw = random.Random(options.seed)
 injected: collections.Counter = collections.Counter()
 tries: collections.Counter = collections.Counter()
 requests = 0
+in_flight = 0
 
 
 def error_body(code: str, message: str, request: str = "f") -> bytes:
@@ -115,9 +117,19 @@ class Proxy(http.server.BaseHTTPRequestHandler):
     def relay(self):
         if self.path == "/__faults":  # the report so far, for the harness; never sent on
             return self.answer(200, json.dumps(report()).encode())
+        global in_flight
+        with lock:
+            in_flight += 1
+        try:
+            self.relay_counted()
+        finally:
+            with lock:
+                in_flight -= 1
+
+    def relay_counted(self):
         length = int(self.headers.get("Content-Length") or 0)
         kind = self.fault() if MODE == "random" else None
-        storing = (self.command == "PUT" and "?" not in self.path) or (
+        storing = (self.command == "PUT" and "?" not in self.path and "/.pending/" not in self.path) or (
             self.command == "POST" and "uploadId=" in self.path)
         if MODE == "lost-answers" and storing:
             kind, self.share = "truncate", 0.5
@@ -126,6 +138,9 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             self.reset()
             return
         body = self.rfile.read(length) if length else b""
+        if len(body) < length:  # the client went away mid-body (a killed server): S3 would drop it too
+            self.close_connection = True
+            return
         if kind == "500":
             return self.answer(500, error_body("InternalError", "injected"))
         if kind == "slowdown":
@@ -167,13 +182,20 @@ def report() -> dict:
         most = tries.most_common(1)
         return {
             "requests": requests,
+            "inFlight": in_flight,
             "injected": dict(injected),
             "mostTries": most[0][1] if most else 0,
             "mostTried": most[0][0] if most else "",
         }
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+class Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client killed mid-request is what the harness does
+            super().handle_error(request, client_address)
+
+
+server = Server(("127.0.0.1", 0), Proxy)
 server.daemon_threads = True
 threading.Thread(target=server.serve_forever, daemon=True).start()
 print(server.server_address[1], flush=True)

@@ -14,6 +14,8 @@ struct FormCollector {
     private var storedBytes: Int64 = 0
     /// File parts the spooler's file filter skipped: they count against ``MultipartSpooler/Limits/maxFiles``.
     private var skippedFiles = 0
+    /// The form's id in the store (``MultipartStoreFile/form``), made when its first file begins; empty until then.
+    private var form = ""
 
     /// The body's watchdog, when the spooler has a body timeout: paused while the store is waited on.
     private let watchdog: BodyWatchdog?
@@ -171,7 +173,7 @@ struct FormCollector {
                         chunk.withSpan { inMemory.append(copying: $0.bytes) }
                         hashed = MultipartBytes(inMemory[...])
                     }
-                    writer = try await begin(file, in: store, digest: digest.take(), head)
+                    writer = try await begin(&file, in: store, digest: digest.take(), head)
                     file.firstBytes = []  // a view of the first chunk: not held while the rest of the file streams
                     do {
                         try await writer!.append(hashed: hashed)
@@ -190,7 +192,7 @@ struct FormCollector {
             }
             if writer == nil && limits.memoryThreshold == 0 {
                 // An empty file, in the store as every other.
-                writer = try await begin(file, in: store, digest: digest.take(), head)
+                writer = try await begin(&file, in: store, digest: digest.take(), head)
             }
         } catch {
             if let writer = writer.take() { await Self.abort(writer.store) }
@@ -239,13 +241,32 @@ struct FormCollector {
         return SpooledForm(fields: decoded, files: files, charset: formCharset)
     }
 
+    /// Ends the whole form in the store (``MultipartFileStore/commit(form:objects:)``), once every part is in.
+    ///
+    /// - Throws: the store's ``MultipartError``, or ``MultipartError/Code/writeFailed`` with the store's error.
+    func commit() async throws {
+        guard !form.isEmpty else { return }
+        watchdog?.pause()
+        defer { watchdog?.resume() }
+        do {
+            try await spooler.fileStore.commit(form: form, objects: files.compactMap(\.storedObject))
+        } catch let error as MultipartError {
+            throw error
+        } catch {
+            throw MultipartError(
+                code: .writeFailed, message: "committing the form in the spooler's store failed: \(error)",
+                cause: error)
+        }
+    }
+
     /// Removes every file spooled so far: those in the spool folder (whose owners give back their share of the disk
-    /// budget) and those in another store.
+    /// budget) and those in another store; then ends the form in the store
+    /// (``MultipartFileStore/discard(form:)``).
     func discard() async {
         for file in files { file.remove() }
+        guard case .store(let store) = spooler.destination, !form.isEmpty else { return }
         let stored = files.compactMap(\.storedObject)
-        guard case .store(let store) = spooler.destination, !stored.isEmpty else { return }
-        let logger = spooler.logger
+        let (logger, form) = (spooler.logger, form)
         await Self.uncancelled {
             for object in stored {
                 do {
@@ -256,14 +277,23 @@ struct FormCollector {
                         metadata: ["object.key": "\(object.key)", "object.location": "\(object.location)"])
                 }
             }
+            await store.discard(form: form)
         }
     }
 
-    /// Begins the file in the store and a writer into it that continues `digest`.
-    private nonisolated(nonsending) func begin(
-        _ file: MultipartStoreFile, in store: any MultipartFileStore, digest: consuming (any SpoolDigest)?,
+    /// A form's id: 32 hex digits from the system's CSPRNG.
+    private static func formID() -> String {
+        var random = SystemRandomNumberGenerator()
+        return Hex.lowercase((0..<16).map { _ in UInt8.random(in: 0...255, using: &random) })
+    }
+
+    /// Begins the file in the store, as a file of this form, and a writer into it that continues `digest`.
+    private nonisolated(nonsending) mutating func begin(
+        _ file: inout MultipartStoreFile, in store: any MultipartFileStore, digest: consuming (any SpoolDigest)?,
         _ head: MultipartParser.PartHead
     ) async throws -> HashingStoreWriter {
+        if form.isEmpty { form = Self.formID() }
+        file.form = form
         watchdog?.pause()  // the store's wait is not the client's
         defer { watchdog?.resume() }
         do {

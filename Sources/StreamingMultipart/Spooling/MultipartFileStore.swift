@@ -27,6 +27,35 @@ public protocol MultipartFileStore: Sendable {
 
     /// Removes a finished file of a form that failed.
     func remove(_ object: MultipartStoredObject) async throws
+
+    /// Makes a finished form's files the caller's for good: `objects` are the form's files in this store
+    /// (``MultipartStoreFile/form`` is `form`), all finished. Called once, after the form's last part and before the
+    /// spooler returns it; when it throws, the form fails, and its files are removed as for any failure.
+    ///
+    /// A store that records a form in progress, so that a sweep can remove what a killed process left of it (S3's
+    /// pending record), ends that record here: until then the form's files are not yet the caller's. No-op by
+    /// default.
+    ///
+    /// ```swift
+    /// func commit(form: String, objects: [MultipartStoredObject]) async throws {
+    ///     try await deleteBlob("pending/" + form)
+    /// }
+    /// ```
+    func commit(form: String, objects: [MultipartStoredObject]) async throws
+
+    /// Ends a form that failed, once its file in progress was aborted and its finished files removed: a store that
+    /// recorded the form as in progress removes the record, or keeps it for its sweep when it cannot be sure that
+    /// nothing is left (a request whose answer never came may still land). Called outside the caller's task, like
+    /// ``remove(_:)``. No-op by default.
+    func discard(form: String) async
+}
+
+extension MultipartFileStore {
+    /// Nothing to end: the files were the caller's when they finished.
+    public func commit(form: String, objects: [MultipartStoredObject]) async throws {}
+
+    /// Nothing to end.
+    public func discard(form: String) async {}
 }
 
 /// One file on its way into a ``MultipartFileStore``.
@@ -123,6 +152,11 @@ public struct MultipartStoreFile: Sendable, Hashable {
     public var sniffedMediaType: String { head.withSpan { ContentType.sniffedMediaType(of: $0) } }
     /// The part's index in the body.
     public var partIndex: Int
+    /// The form the file is part of: 32 hex digits from the system's CSPRNG, the same for every file a spooler
+    /// stores of one form (made when its first file begins), what ``MultipartFileStore/commit(form:objects:)`` and
+    /// ``MultipartFileStore/discard(form:)`` name; empty for a file begun outside a spooler's form. Not part of the
+    /// file's equality.
+    public var form = ""
     /// The logger of the form the file is part of (the spooler's: the request's, through a server product's
     /// `request.multipartForm`), whose metadata (the request id) a store puts on what it logs of this file. Not part
     /// of the file's equality.
@@ -147,7 +181,7 @@ public struct MultipartStoreFile: Sendable, Hashable {
         self.logger = logger
     }
 
-    /// Equal when all but ``logger`` are.
+    /// Equal when all but ``logger`` and ``form`` are.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.name == rhs.name && lhs.filename == rhs.filename && lhs.contentType == rhs.contentType
             && lhs.partIndex == rhs.partIndex && lhs.firstBytes == rhs.firstBytes

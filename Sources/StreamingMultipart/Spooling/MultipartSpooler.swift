@@ -232,7 +232,9 @@ public struct MultipartSpooler: Sendable {
                     try await collector.collectField(part, isolation: isolation)
                 }
             }
-            return try collector.finish()
+            let form = try collector.finish()
+            try await collector.commit()
+            return form
         } catch {
             await collector.discard()
             throw error

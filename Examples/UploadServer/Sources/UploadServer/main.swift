@@ -110,10 +110,10 @@ if let s3Store {
         exit(1)
     }
     do {
-        let aborted = try await s3Store.abortStaleUploads(olderThan: .milliseconds(Int64(options.s3StaleAfter * 1000)))
-        logger.info("aborted \(aborted) multipart uploads an earlier run left open in the bucket")
+        let removed = try await s3Store.abortStaleUploads(olderThan: .milliseconds(Int64(options.s3StaleAfter * 1000)))
+        logger.info("removed \(removed) multipart uploads and unfinished forms an earlier run left in the bucket")
     } catch {
-        logger.warning("could not sweep the bucket's open multipart uploads: \(error)")
+        logger.warning("could not sweep the bucket's open multipart uploads and unfinished forms: \(error)")
     }
 }
 

@@ -151,8 +151,19 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
         }
         #expect(sent.count == 15, "every key distinct")
 
-        let objects = try await store.s3api(["list-objects-v2"])["Contents"] as? [[String: Any]] ?? []
-        #expect(Set(objects.compactMap { $0["Key"] as? String }) == Set(sent.keys), "the bucket holds the 15 alone")
+        // A cut upload is cleaned up by the server that had it as soon as it sees the connection go (its upload
+        // aborted, its finished files and its form's pending record deleted); give the servers a moment to get there.
+        var keys: Set<String> = []
+        var uploadsLeft = -1
+        for _ in 0..<100 {
+            let objects = try await store.s3api(["list-objects-v2"])["Contents"] as? [[String: Any]] ?? []
+            keys = Set(objects.compactMap { $0["Key"] as? String })
+            uploadsLeft = (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
+            if keys == Set(sent.keys) && uploadsLeft == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(keys == Set(sent.keys), "the bucket holds the 15 alone")
+        #expect(uploadsLeft == 0, "multipart uploads left in the bucket")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("s3-read-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -161,15 +172,6 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
             _ = try await store.s3api(["get-object", "--key", key, copy])
             #expect(sha256(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy)))) == sha, "\(key) read back")
         }
-        // A cut upload is aborted by the server that had it as soon as it sees the connection go; give the
-        // servers a moment to get there.
-        var uploadsLeft = -1
-        for _ in 0..<100 {
-            uploadsLeft = (try await store.s3api(["list-multipart-uploads"])["Uploads"] as? [Any])?.count ?? 0
-            if uploadsLeft == 0 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(uploadsLeft == 0, "multipart uploads left in the bucket")
     }
 
     /// Fifty uploads that each send 7.5 MiB at once and then trickle 2 KiB a second, all admitted
@@ -215,9 +217,9 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
         try await aKilledServersOpenUploadIsAbortedByTheNextOne(try await offPool { try S3Endpoint(.radosgw) })
     }
 
-    /// A server killed with SIGKILL during a 200 MiB upload leaves its multipart upload open in the bucket; the next
-    /// server to start aborts it (`--s3-stale-after 0`: any upload begun before it started; moto dates every upload
-    /// in 2010, radosgw with the clock).
+    /// A server killed with SIGKILL during a 200 MiB upload leaves its multipart upload open in the bucket, and its
+    /// form's pending record; the next server to start removes the form whole (`--s3-stale-after 0`: any form and
+    /// upload begun before it started; moto dates every upload in 2010, radosgw with the clock).
     func aKilledServersOpenUploadIsAbortedByTheNextOne(_ store: S3Endpoint) async throws {
         let arguments = [
             "--store", "s3://\(store.bucket)/forms/", "--s3-endpoint", store.endpoint, "--s3-part-size", "5242880",
@@ -241,11 +243,19 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
         first.stop()
         await client.value
         #expect(try await openUploads() == 1, "a killed server cleans up nothing")
+        func keys() async throws -> [String] {
+            (try await store.s3api(["list-objects-v2"])["Contents"] as? [[String: Any]] ?? []).compactMap {
+                $0["Key"] as? String
+            }
+        }
+        let left = try await keys()
+        #expect(left.count == 1 && left[0].hasPrefix("forms/.pending/"), "the form's pending record: \(left)")
 
         let next = try await offPool {
             try RunningServer(arguments: arguments + ["--s3-stale-after", "0"], environment: store.environment)
         }
         defer { next.stop() }
         #expect(try await openUploads() == 0, "swept before the server listens")
+        #expect(try await keys().isEmpty, "the form's record swept with it")
     }
 }
