@@ -5,25 +5,31 @@ Scenarios (`--scenario`, several separated by commas):
 - `disk-full`: the spool folder on a tmpfs of `--disk-mib` MiB that the uploads fill (root only: it mounts one);
   files of uploads answered 200 are kept there (`--keep-dir`), and half of them removed after each wave, so that
   the disk fills and frees again and again;
-- `s3`: moto behind Tests/Peers/flaky_s3.py in `random` mode: 500s, 503 SlowDown, resets mid-body, stalls past the
-  server's S3 timeout, truncated answers and errors in a 200 of CompleteMultipartUpload;
+- `s3`: moto (or radosgw, `--s3-engine radosgw`) behind Tests/Peers/flaky_s3.py in `random` mode: 500s, 503
+  SlowDown, resets mid-body, stalls past the server's S3 timeout, truncated answers and errors in a 200 of
+  CompleteMultipartUpload;
+- `disk-eio`: the spool folder on Tests/Faults/eio_fs.py (FUSE, where device-mapper's `error` and `flakey` targets
+  are missing), whose writes fail with EIO at random;
 - `kill-disk`, `kill-s3`: the server killed with SIGKILL at a random byte of a random upload of a wave, then
   started again, whose sweep (`--stale-after 0`, `--s3-stale-after 0`) removes what the killed one left.
 
 After every wave it checks the invariants, and fails (exit 1) on the first one broken, saying which:
 - each upload answered 200 is in the store whole: its kept file or its object has the digest of what was sent;
-- each upload not answered 200 left nothing: no spool file, no kept file, no object, no open multipart upload; but
-  one whose server was killed after it kept the upload and before it answered may be kept whole (never in part:
-  the example keeps a form's files with one rename);
-- each answer's status is in the documented table: 507 for a full disk, 503 with Retry-After for a store that keeps
-  failing; a killed server's uploads end without an answer;
+- each upload not answered 200 left nothing: no spool file, no kept file, no object, no open multipart upload, no
+  pending record (after the restart's sweep, for what a failed form could not be sure of: a request whose answer
+  never came may land late); but one whose server was killed after it kept the upload and before it answered may
+  be kept whole (never in part: the example keeps a form's files with one rename, the S3 store a form's objects
+  with the deletion of its pending record);
+- each answer's status is in the documented table: 507 for a full disk, 500 for a disk that errs, 503 with
+  Retry-After for a store that keeps failing; a killed server's uploads end without an answer;
 - the server's descriptors are back to their idle count, and its memory within `--rss-slack-mib` of its idle size;
 - no request to the store was tried past the server's retry budget (`--s3-retries` + 1).
 
 Prints one JSON line of figures at the end: faults injected by kind, uploads accepted and verified, uploads failed
 and verified to leave nothing.
 
-    fault_harness.py --server PATH [--scenario disk-full,s3,kill-disk,kill-s3] [--faults N] [--seed N]
+    fault_harness.py --server PATH [--scenario disk-full,disk-eio,s3,kill-disk,kill-s3] [--faults N] [--seed N]
+                     [--s3-engine moto|radosgw] [--s3-rate R] [--s3-timeout SECONDS]
 """
 import argparse
 import collections
@@ -277,13 +283,26 @@ def wave(server: Server, uploads: list[Upload], kill_at: int | None = None):
 
 
 class Disk:
-    """A tmpfs of `mib` MiB with a spool folder and a folder of kept files."""
+    """A tmpfs of `mib` MiB with a spool folder and a folder of kept files; with `eio_rate`, both are on
+    Tests/Faults/eio_fs.py over that tmpfs, whose writes fail with EIO at that rate."""
 
-    def __init__(self, mib: int):
+    def __init__(self, mib: int, eio_rate: float | None = None, seed: int = 0):
         self.root = tempfile.mkdtemp(prefix="faults-disk-")
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", self.root], check=True)
-        self.spool = os.path.join(self.root, "spool")
-        self.kept = os.path.join(self.root, "kept")
+        top = self.root
+        self.failing = None
+        if eio_rate is not None:
+            top = os.path.join(self.root, "eio")
+            os.mkdir(os.path.join(self.root, "backing"))
+            os.mkdir(top)
+            self.failing = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "eio_fs.py"), os.path.join(self.root, "backing"), top, "--rate",
+                 str(eio_rate), "--seed", str(seed)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            if self.failing.stdout.readline().strip() != "mounted":
+                self.remove()
+                raise Broken("Tests/Faults/eio_fs.py did not mount")
+        self.spool = os.path.join(top, "spool")
+        self.kept = os.path.join(top, "kept")
         os.mkdir(self.spool, 0o700)
         os.mkdir(self.kept, 0o700)
 
@@ -339,9 +358,17 @@ class Disk:
             shutil.rmtree(folder)
             del live[folder]
 
-    def remove(self):
+    def remove(self) -> int:
+        """Unmounts all; returns how many EIOs the failing file system answered (0 without one)."""
+        injected = 0
+        if self.failing:
+            self.failing.stdin.close()
+            report = self.failing.stdout.readline()
+            self.failing.wait(timeout=30)
+            injected = json.loads(report)["injected"] if report.strip() else 0
         subprocess.run(["umount", self.root], check=False)
         shutil.rmtree(self.root, ignore_errors=True)
+        return injected
 
 
 def disk_full(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
@@ -365,6 +392,33 @@ def disk_full(binary: str, draw: random.Random, faults: int, figures: collection
     finally:
         server.stop()
         disk.remove()
+
+
+def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
+    """Waves of uploads onto a disk whose writes fail with EIO (3 % of them): each upload that meets one is
+    answered 500 (the server's own failure, with nothing of its paths), the rest 200, and the server goes on."""
+    if not os.path.exists("/dev/fuse") or shutil.which("fusermount") is None:
+        raise Broken("disk-eio needs FUSE (/dev/fuse, fusermount) and fusepy (pip)")
+    disk = Disk(args.disk_mib * 4, eio_rate=0.03, seed=draw.getrandbits(32))
+    server = Server(binary, disk.arguments())
+    live: dict = {}
+    try:
+        idle = server.idle()
+        disk.check([idle[2]], live)
+        while figures["disk-eio"] < faults:
+            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20) for _ in range(draw.randint(1, 2))])
+                       for _ in range(4)]
+            wave(server, uploads)
+            check_statuses(uploads, {500, 507})
+            disk.check(uploads, live)
+            check_idle(server, idle, args.rss_slack_mib, "a wave onto a failing disk")
+            figures["disk-eio"] += sum(upload.status == 500 for upload in uploads)
+            figures["accepted"] += sum(upload.status == 200 for upload in uploads)
+            figures["failed"] += sum(upload.status != 200 for upload in uploads)
+            disk.free_some(draw, live)
+    finally:
+        server.stop()
+        figures["eio injected"] += disk.remove()
 
 
 def kill_disk(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
@@ -397,32 +451,43 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
 
 
 class Bucket:
-    """Moto on 127.0.0.1 with a bucket, behind Tests/Peers/flaky_s3.py in `random` mode at `rate`."""
+    """An S3 engine on 127.0.0.1 with a bucket (moto, or Ceph's radosgw, which checks every signature), behind
+    Tests/Peers/flaky_s3.py in `random` mode at `rate`."""
 
     PREFIX = "forms/"
 
-    def __init__(self, seed: int, rate: float, stall: float, idle_timeout: float):
+    def __init__(self, engine: str, seed: int, rate: float, stall: float, idle_timeout: float):
         import boto3  # only the S3 scenarios need it
 
         self.idle_timeout = idle_timeout  # short: a store's retries outlast it, and the upload must still be answered
-        self.moto = subprocess.Popen([sys.executable, os.path.join(PEERS, "s3_moto.py"), "faults"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
-        self.moto_port = int(self.moto.stdout.readline())
+        if engine == "radosgw":
+            self.engine = subprocess.Popen([sys.executable, os.path.join(PEERS, "radosgw.py")], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            line = self.engine.stdout.readline()
+            if not line:
+                raise Broken("radosgw did not start (Tests/Peers/radosgw.py)")
+            started = json.loads(line)
+            self.engine_port = int(started["endpoint"].rsplit(":", 1)[1].strip("/"))
+            keys = (started["access"], started["secret"])
+        else:
+            self.engine = subprocess.Popen([sys.executable, os.path.join(PEERS, "s3_moto.py")], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.engine_port = int(self.engine.stdout.readline())
+            keys = ("moto", "moto")
+        self.environment = {"AWS_ACCESS_KEY_ID": keys[0], "AWS_SECRET_ACCESS_KEY": keys[1], "AWS_REGION": "us-east-1"}
         self.proxy = subprocess.Popen(
-            [sys.executable, os.path.join(PEERS, "flaky_s3.py"), str(self.moto_port), "random", "--seed", str(seed),
-             "--rate", str(rate), "--stall", str(stall)],
+            [sys.executable, os.path.join(PEERS, "flaky_s3.py"), str(self.engine_port), "random", "--seed",
+             str(seed), "--rate", str(rate), "--stall", str(stall)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.proxy_port = int(self.proxy.stdout.readline())
-        self.s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.moto_port}", region_name="us-east-1",
-                               aws_access_key_id="moto", aws_secret_access_key="moto")
+        self.s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.engine_port}", region_name="us-east-1",
+                               aws_access_key_id=keys[0], aws_secret_access_key=keys[1])
+        self.s3.create_bucket(Bucket="faults")
 
     def arguments(self, timeout: float) -> list[str]:
         return ["--store", f"s3://faults/{self.PREFIX}", "--s3-endpoint", f"http://127.0.0.1:{self.proxy_port}",
                 "--s3-request-timeout", str(timeout), "--s3-retries", str(RETRIES), "--s3-part-size", str(PART),
                 "--s3-stale-after", "0", "--resume-window", "0", "--idle-timeout", str(self.idle_timeout)]
-
-    environment = {"AWS_ACCESS_KEY_ID": "moto", "AWS_SECRET_ACCESS_KEY": "moto", "AWS_REGION": "us-east-1"}
 
     def faults(self) -> dict:
         connection = http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)
@@ -438,45 +503,81 @@ class Bucket:
     def open_uploads(self) -> int:
         return len(self.s3.list_multipart_uploads(Bucket="faults", Prefix=self.PREFIX).get("Uploads", []))
 
-    def check(self, uploads: list[Upload], live: dict):
-        """Each file of an upload answered 200 is an object with the digest of what was sent; no other object."""
+    def digest(self, key: str) -> str:
+        return hashlib.sha256(self.s3.get_object(Bucket="faults", Key=key)["Body"].read()).hexdigest()
+
+    def check(self, uploads: list[Upload], live: dict, killed: bool = False) -> int:
+        """Each file of an upload answered 200 is an object with the digest of what was sent; no other object, no
+        pending record. With `killed`, an upload that got no answer may have been kept too (the server died between
+        committing its form and answering): whole, in a form folder of its own, or not at all. Returns how many of
+        those were kept."""
         for upload in uploads:
             if upload.status != 200:
                 continue
             for file, digest in zip(upload.answer["files"], upload.digests):
-                data = self.s3.get_object(Bucket="faults", Key=file["key"])["Body"].read()
-                if hashlib.sha256(data).hexdigest() != digest:
+                if self.digest(file["key"]) != digest:
                     raise Broken(f"the object {file['key']} is not what the client sent")
                 live[file["key"]] = digest
         keys = self.keys()
+        adopted = 0
+        if killed:
+            unanswered = [sorted(upload.digests) for upload in uploads if upload.status is None]
+            folders = collections.defaultdict(list)
+            for key in keys - set(live):
+                if not key.startswith(self.PREFIX + ".pending/"):
+                    folders[key.rsplit("/", 1)[0]].append(key)
+            for folder, left in folders.items():
+                digests = {key: self.digest(key) for key in left}
+                if sorted(digests.values()) in unanswered:
+                    live.update(digests)  # kept whole, its answer lost with the server
+                    adopted += 1
         if keys != set(live):
             left = {key: self.describe(key) for key in sorted(keys - set(live))}
-            raise Broken(f"objects of no upload answered 200: {left}; missing: {sorted(set(live) - keys)}")
+            raise Broken(f"objects of no upload answered 200 (or kept in part): {left}; missing: "
+                         f"{sorted(set(live) - keys)}")
+        return adopted
+
+    def unfinished(self) -> int:
+        """Open multipart uploads and pending records: what a sweep removes."""
+        return self.open_uploads() + sum(key.startswith(self.PREFIX + ".pending/") for key in self.keys())
+
+    def quiet(self):
+        """Waits until no request is under way at the proxy (a stalled one is answered after `--stall` seconds):
+        a sweep run before then may meet an object that lands after it."""
+        for _ in range(600):
+            if self.faults()["inFlight"] == 0:
+                return
+            time.sleep(0.05)
+        raise Broken("requests to the store still under way after 30 s")
 
     def describe(self, key: str) -> str:
         """An object as a report names it: its field, filename and size."""
+        if key.startswith(self.PREFIX + ".pending/"):
+            return "a pending record"
         head = self.s3.head_object(Bucket="faults", Key=key)
         return f"{head['Metadata'].get('field')} {head['Metadata'].get('filename')} {head['ContentLength']} bytes"
 
     def remove(self):
-        for process in (self.proxy, self.moto):
+        for process in (self.proxy, self.engine):
             process.stdin.close()
             process.wait(timeout=30)
 
 
 def swept(binary: str, bucket: Bucket, args) -> Server:
-    """A server started until its sweep has left no multipart upload open (the sweep's aborts meet faults too:
-    a start that could not abort one leaves it to the next, as in production)."""
+    """A server started until its sweep has left no multipart upload open and no pending record (the sweep's
+    requests meet faults too: a start that could not remove one leaves it to the next, as in production)."""
     for _ in range(5):
-        server = Server(binary, bucket.arguments(args.s3_timeout), Bucket.environment)
-        if bucket.open_uploads() == 0:
+        bucket.quiet()
+        server = Server(binary, bucket.arguments(args.s3_timeout), bucket.environment)
+        if bucket.unfinished() == 0:
             return server
         server.stop()
-    raise Broken(f"{bucket.open_uploads()} multipart uploads still open after five starts' sweeps")
+    raise Broken(f"{bucket.unfinished()} multipart uploads and pending records left after five starts' sweeps")
 
 
 def store_faults(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, kill: bool):
-    bucket = Bucket(draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1, args.s3_timeout + 1)
+    bucket = Bucket(args.s3_engine, draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1,
+                    args.s3_timeout + 1)
     live: dict = {}
     name = "kill-s3" if kill else "s3"
     try:
@@ -492,15 +593,16 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
                 wave(server, uploads, kill_at=draw.randint(1, length))
                 check_statuses(uploads, set(), killed=True)
                 server = swept(binary, bucket, args)
+                figures["kept whole, answer lost in a kill"] += bucket.check(uploads, live, killed=True)
                 injected += 1
             else:
                 wave(server, uploads)
                 check_statuses(uploads, {503})
-                if bucket.open_uploads():
+                if bucket.unfinished():  # a failed form whose cleanup could not be sure; the sweep's to remove
                     server.stop()
                     server = swept(binary, bucket, args)
                     idle = server.idle()
-                    bucket.check([idle[2]], live)
+                    bucket.check(uploads + [idle[2]], live)  # the wave's answered uploads are live already
                 else:
                     check_idle(server, idle, args.rss_slack_mib, "a wave into a failing store", bucket.proxy_port)
                 injected = sum(bucket.faults()["injected"].values())
@@ -530,11 +632,13 @@ def main() -> int:
     parser.add_argument("--rss-slack-mib", type=float, default=96)
     parser.add_argument("--s3-rate", type=float, default=0.2, help="the share of the store's requests that fail")
     parser.add_argument("--s3-timeout", type=float, default=2, help="the server's S3 request timeout, in seconds")
+    parser.add_argument("--s3-engine", choices=["moto", "radosgw"], default="moto",
+                        help="the S3 engine behind the proxy: moto, or Ceph's radosgw (a one-node cluster, slow to start)")
     args = parser.parse_args()
     draw = random.Random(args.seed)
     figures: collections.Counter = collections.Counter()
     scenarios = {
-        "disk-full": disk_full, "kill-disk": kill_disk,
+        "disk-full": disk_full, "disk-eio": disk_eio, "kill-disk": kill_disk,
         "s3": lambda *a: store_faults(*a, kill=False), "kill-s3": lambda *a: store_faults(*a, kill=True),
     }
     try:
