@@ -372,26 +372,8 @@ class Disk:
 
 
 def disk_full(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
-    disk = Disk(args.disk_mib)
-    server = Server(binary, disk.arguments())
-    live: dict = {}
-    try:
-        idle = server.idle()
-        disk.check([idle[2]], live)
-        while figures["disk-full"] < faults:
-            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20) for _ in range(draw.randint(1, 2))])
-                       for _ in range(4)]
-            wave(server, uploads)
-            check_statuses(uploads, {507})
-            disk.check(uploads, live)
-            check_idle(server, idle, args.rss_slack_mib, "a wave onto a filling disk")
-            figures["disk-full"] += sum(upload.status == 507 for upload in uploads)
-            figures["accepted"] += sum(upload.status == 200 for upload in uploads)
-            figures["failed"] += sum(upload.status != 200 for upload in uploads)
-            disk.free_some(draw, live)
-    finally:
-        server.stop()
-        disk.remove()
+    """Waves of uploads onto a small disk that the kept files fill: each upload that finds it full is answered 507."""
+    disk_waves(binary, draw, faults, figures, args, Disk(args.disk_mib), "disk-full", 507, "a filling disk")
 
 
 def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
@@ -400,25 +382,34 @@ def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections
     if not os.path.exists("/dev/fuse") or shutil.which("fusermount") is None:
         raise Broken("disk-eio needs FUSE (/dev/fuse, fusermount) and fusepy (pip)")
     disk = Disk(args.disk_mib * 4, eio_rate=0.03, seed=draw.getrandbits(32))
+    disk_waves(binary, draw, faults, figures, args, disk, "disk-eio", 500, "a failing disk")
+
+
+def disk_waves(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, disk: "Disk",
+               kind: str, status: int, what: str):
+    """Waves of four uploads onto `disk` until `faults` were answered `status` (a full disk's 507 is allowed in
+    any); half the kept uploads removed after each wave, so that the disk fills and frees again and again."""
     server = Server(binary, disk.arguments())
     live: dict = {}
     try:
         idle = server.idle()
         disk.check([idle[2]], live)
-        while figures["disk-eio"] < faults:
+        while figures[kind] < faults:
             uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20) for _ in range(draw.randint(1, 2))])
                        for _ in range(4)]
             wave(server, uploads)
-            check_statuses(uploads, {500, 507})
+            check_statuses(uploads, {status, 507})
             disk.check(uploads, live)
-            check_idle(server, idle, args.rss_slack_mib, "a wave onto a failing disk")
-            figures["disk-eio"] += sum(upload.status == 500 for upload in uploads)
+            check_idle(server, idle, args.rss_slack_mib, f"a wave onto {what}")
+            figures[kind] += sum(upload.status == status for upload in uploads)
             figures["accepted"] += sum(upload.status == 200 for upload in uploads)
             figures["failed"] += sum(upload.status != 200 for upload in uploads)
             disk.free_some(draw, live)
     finally:
         server.stop()
-        figures["eio injected"] += disk.remove()
+        injected = disk.remove()
+        if injected:
+            figures["eio injected"] += injected
 
 
 def kill_disk(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
@@ -506,11 +497,8 @@ class Bucket:
     def digest(self, key: str) -> str:
         return hashlib.sha256(self.s3.get_object(Bucket="faults", Key=key)["Body"].read()).hexdigest()
 
-    def check(self, uploads: list[Upload], live: dict, killed: bool = False) -> int:
-        """Each file of an upload answered 200 is an object with the digest of what was sent; no other object, no
-        pending record. With `killed`, an upload that got no answer may have been kept too (the server died between
-        committing its form and answering): whole, in a form folder of its own, or not at all. Returns how many of
-        those were kept."""
+    def verify(self, uploads: list[Upload], live: dict):
+        """Each file of an upload answered 200 is an object with the digest of what was sent: live from now on."""
         for upload in uploads:
             if upload.status != 200:
                 continue
@@ -518,6 +506,13 @@ class Bucket:
                 if self.digest(file["key"]) != digest:
                     raise Broken(f"the object {file['key']} is not what the client sent")
                 live[file["key"]] = digest
+
+    def check(self, uploads: list[Upload], live: dict, killed: bool = False) -> int:
+        """Each file of an upload answered 200 is an object with the digest of what was sent; no other object, no
+        pending record. With `killed`, an upload that got no answer may have been kept too (the server died between
+        committing its form and answering): whole, in a form folder of its own, or not at all. Returns how many of
+        those were kept."""
+        self.verify(uploads, live)
         keys = self.keys()
         adopted = 0
         if killed:
@@ -563,14 +558,19 @@ class Bucket:
             process.wait(timeout=30)
 
 
-def swept(binary: str, bucket: Bucket, args) -> Server:
-    """A server started until its sweep has left no multipart upload open and no pending record (the sweep's
-    requests meet faults too: a start that could not remove one leaves it to the next, as in production)."""
+def swept(binary: str, bucket: Bucket, args, live: dict) -> tuple:
+    """A server started until its sweep and its first upload (`Server.idle`, verified into `live`) have left no
+    multipart upload open and no pending record; the server and its idle levels. The sweep's requests meet faults
+    too, and so does that upload, which may fail unsure of what it left: a start that leaves something leaves it to
+    the next, as in production."""
     for _ in range(5):
         bucket.quiet()
         server = Server(binary, bucket.arguments(args.s3_timeout), bucket.environment)
+        idle = server.idle()
+        bucket.verify([idle[2]], live)
+        bucket.quiet()
         if bucket.unfinished() == 0:
-            return server
+            return server, idle
         server.stop()
     raise Broken(f"{bucket.unfinished()} multipart uploads and pending records left after five starts' sweeps")
 
@@ -581,9 +581,8 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
     live: dict = {}
     name = "kill-s3" if kill else "s3"
     try:
-        server = swept(binary, bucket, args)
-        idle = server.idle()
-        bucket.check([idle[2]], live)
+        server, idle = swept(binary, bucket, args, live)
+        bucket.check([], live)
         injected = 0
         while injected < faults and figures["accepted"] + figures["failed"] < 40 * faults:
             uploads = [Upload(draw, [draw.randint(1 << 10, 12 << 20) for _ in range(draw.randint(1, 2))])
@@ -592,7 +591,7 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
                 length = len(uploads[0].payload)
                 wave(server, uploads, kill_at=draw.randint(1, length))
                 check_statuses(uploads, set(), killed=True)
-                server = swept(binary, bucket, args)
+                server, _ = swept(binary, bucket, args, live)
                 figures["kept whole, answer lost in a kill"] += bucket.check(uploads, live, killed=True)
                 injected += 1
             else:
@@ -600,9 +599,8 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
                 check_statuses(uploads, {503})
                 if bucket.unfinished():  # a failed form whose cleanup could not be sure; the sweep's to remove
                     server.stop()
-                    server = swept(binary, bucket, args)
-                    idle = server.idle()
-                    bucket.check(uploads + [idle[2]], live)  # the wave's answered uploads are live already
+                    bucket.verify(uploads, live)  # before the restart's sweep and its checks
+                    server, idle = swept(binary, bucket, args, live)
                 else:
                     check_idle(server, idle, args.rss_slack_mib, "a wave into a failing store", bucket.proxy_port)
                 injected = sum(bucket.faults()["injected"].values())

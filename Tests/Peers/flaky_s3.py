@@ -23,7 +23,8 @@ generator seeded with `--seed`:
 Prints its port on one line, then serves until its standard input closes; then prints how many parts it failed (the
 fixed modes) or a JSON report (`random`, also at `GET /__faults` meanwhile): the faults by kind, the requests, and
 the most tries of one part, object or completion (its method and path, the query included: a part's number and
-upload id; aborts aside, which the next start's sweep may send again), and the requests under way (`inFlight`).
+upload id; aborts and pending records aside, which the next start's sweep or a failed form may send again), and
+the requests under way (`inFlight`).
 
     flaky_s3.py ENDPOINT_PORT [always | complete-error | always-no-abort | lost-answers | random] [--seed N] [--rate R]
                 [--kinds 500,slowdown,reset,stall,truncate,complete-error] [--stall SECONDS]
@@ -91,7 +92,10 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             requests += 1
             if self.command not in ("PUT", "POST", "DELETE"):
                 return None
-            if self.command != "DELETE":  # an abort may be sent again by the next start's sweep
+            # An abort may be sent again by the next start's sweep, and a form's pending record is put again when
+            # the form fails unsure of what it left (all of the store's requests share one retry loop, which the
+            # parts', objects' and completions' counts check).
+            if self.command != "DELETE" and "/.pending/" not in self.path:
                 tries[f"{self.command} {self.path}"] += 1
             if draw.random() >= options.rate:
                 return None
