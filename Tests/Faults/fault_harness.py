@@ -11,7 +11,8 @@ Scenarios (`--scenario`, several separated by commas):
 - `disk-eio`: the spool folder on Tests/Faults/eio_fs.py (FUSE, where device-mapper's `error` and `flakey` targets
   are missing), whose writes fail with EIO at random;
 - `kill-disk`, `kill-s3`: the server killed with SIGKILL at a random byte of a random upload of a wave, then
-  started again, whose sweep (`--stale-after 0`, `--s3-stale-after 0`) removes what the killed one left.
+  started again, whose sweep (`--stale-after 0`, `--s3-stale-after 0`) removes what the killed one left; every
+  other server offers resumption and its wave's uploads take it (a 104 first: counted as "resumption offered").
 
 After every wave it checks the invariants, and fails (exit 1) on the first one broken, saying which:
 - each upload answered 200 is in the store whole: its kept file or its object has the digest of what was sent;
@@ -138,10 +139,15 @@ class Upload:
         self.status: int | None = None
         self.headers: dict = {}  # the answer's; or why there was none
         self.answer: dict | None = None
+        # Whether the request offers resumption (the draft's `Upload-Draft-Interop-Version: 6`, `Upload-Complete:
+        # ?1`), and whether the server took it (a 104 Upload Resumption Supported before the answer).
+        self.resumable = False
+        self.offered = False
 
     def again(self) -> "Upload":
         """The same form, to send again, with no answer yet (shares the bytes)."""
         copy = Upload.__new__(Upload)
+        copy.resumable, copy.offered = self.resumable, False
         copy.files, copy.digests, copy.boundary, copy.payload = self.files, self.digests, self.boundary, self.payload
         copy.status, copy.headers, copy.answer = None, {}, None
         return copy
@@ -157,8 +163,26 @@ class Upload:
         pieces.append(f"--{self.boundary}--\r\n".encode())
         return pieces
 
-    @staticmethod
-    def write(sock: socket.socket, body: bytes, kill_at: int | None, kill) -> int:
+    def skip_interim(self, sock: socket.socket) -> bool:
+        """Reads a 1xx interim answer waiting on `sock` (a 104 that offers resumption), and nothing past it; false
+        when what waits is none (the final answer, or the connection's end)."""
+        blocking = sock.getblocking()
+        sock.setblocking(True)
+        try:
+            waiting = sock.recv(4096, socket.MSG_PEEK)
+            if not waiting.startswith(b"HTTP/1.1 1"):
+                return False
+            while b"\r\n\r\n" not in waiting:
+                waiting = sock.recv(len(waiting) + 4096, socket.MSG_PEEK)
+            sock.recv(waiting.index(b"\r\n\r\n") + 4)
+            self.offered = self.offered or waiting.startswith(b"HTTP/1.1 104")
+            return True
+        except OSError:
+            return False
+        finally:
+            sock.setblocking(blocking)
+
+    def write(self, sock: socket.socket, body: bytes, kill_at: int | None, kill) -> int:
         """Writes `body` as the socket takes it, and stops at an answer that comes before the body's end (a full
         disk, a store that failed, a refusal): the server reads no more then, and closes soon after, so a client
         that waited to write the rest would lose the answer; curl polls the same way. Returns the bytes written."""
@@ -167,8 +191,10 @@ class Upload:
         try:
             while sent < len(body):
                 readable, writable, _ = select.select([sock], [sock], [], 120)
-                if readable:
+                if readable and not self.skip_interim(sock):
                     break
+                if readable:
+                    continue
                 if not writable:
                     raise TimeoutError("the server took nothing for 120 s")
                 end = len(body) if kill_at is None else min(len(body), kill_at)
@@ -190,8 +216,13 @@ class Upload:
             connection.putrequest("POST", "/upload")
             connection.putheader("Content-Type", f"multipart/form-data; boundary={self.boundary}")
             connection.putheader("Content-Length", str(length))
+            if self.resumable:
+                connection.putheader("Upload-Draft-Interop-Version", "6")
+                connection.putheader("Upload-Complete", "?1")
             connection.endheaders()
             sent = self.write(connection.sock, self.payload, kill_at, kill)
+            while select.select([connection.sock], [], [], 120)[0] and self.skip_interim(connection.sock):
+                pass  # the answer comes after any interim one
             response = connection.getresponse()
             self.status = response.status
             self.headers = {name.lower(): value for name, value in response.getheaders()}
@@ -307,7 +338,7 @@ class Disk:
         os.mkdir(self.kept, 0o700)
 
     def arguments(self, resumable: bool = False) -> list[str]:
-        """The server on this disk; `resumable` offers resumption (104), whose paused uploads a kill leaves too."""
+        """The server on this disk; `resumable` offers resumption (104) to uploads that ask for it."""
         return ["--spool-dir", self.spool, "--keep-dir", self.kept, "--disk-budget", str(1 << 40),
                 "--resume-window", "300" if resumable else "0", "--stale-after", "0"]
 
@@ -417,16 +448,20 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
     live: dict = {}
     try:
         while figures["kill-disk"] < faults:
-            server = Server(binary, disk.arguments(resumable=figures["kill-disk"] % 2 == 1))
+            resumable = figures["kill-disk"] % 2 == 1
+            server = Server(binary, disk.arguments(resumable=resumable))
             # Small forms and large ones, the killed one first: the others end before it or die with it.
             large = draw.random() < 0.3
             uploads = [Upload(draw, [draw.randint(1 << 20, 24 << 20) if large else draw.randint(1 << 10, 3 << 20)
                                      for _ in range(draw.randint(1, 2))]) for _ in range(3)]
+            for upload in uploads:
+                upload.resumable = resumable
             length = len(uploads[0].payload)
             wave(server, uploads, kill_at=draw.randint(1, length))
             check_statuses(uploads, {507}, killed=True)  # the disk may fill too: large forms, kept files
             server.stop()
             figures["kill-disk"] += 1
+            figures["resumption offered (104)"] += sum(upload.offered for upload in uploads)
             figures["accepted"] += sum(upload.status == 200 for upload in uploads)
             figures["failed"] += sum(upload.status != 200 for upload in uploads)
             # A killed server's spool files and staging folders stay until the next start sweeps them: checked then.
@@ -475,10 +510,12 @@ class Bucket:
                                aws_access_key_id=keys[0], aws_secret_access_key=keys[1])
         self.s3.create_bucket(Bucket="faults")
 
-    def arguments(self, timeout: float) -> list[str]:
+    def arguments(self, timeout: float, resumable: bool = False) -> list[str]:
+        """The server into this bucket; `resumable` offers resumption (104)."""
         return ["--store", f"s3://faults/{self.PREFIX}", "--s3-endpoint", f"http://127.0.0.1:{self.proxy_port}",
                 "--s3-request-timeout", str(timeout), "--s3-retries", str(RETRIES), "--s3-part-size", str(PART),
-                "--s3-stale-after", "0", "--resume-window", "0", "--idle-timeout", str(self.idle_timeout)]
+                "--s3-stale-after", "0", "--resume-window", "300" if resumable else "0",
+                "--idle-timeout", str(self.idle_timeout)]
 
     def faults(self) -> dict:
         connection = http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)
@@ -558,14 +595,14 @@ class Bucket:
             process.wait(timeout=30)
 
 
-def swept(binary: str, bucket: Bucket, args, live: dict) -> tuple:
+def swept(binary: str, bucket: Bucket, args, live: dict, resumable: bool = False) -> tuple:
     """A server started until its sweep and its first upload (`Server.idle`, verified into `live`) have left no
     multipart upload open and no pending record; the server and its idle levels. The sweep's requests meet faults
     too, and so does that upload, which may fail unsure of what it left: a start that leaves something leaves it to
     the next, as in production."""
     for _ in range(5):
         bucket.quiet()
-        server = Server(binary, bucket.arguments(args.s3_timeout), bucket.environment)
+        server = Server(binary, bucket.arguments(args.s3_timeout, resumable), bucket.environment)
         idle = server.idle()
         bucket.verify([idle[2]], live)
         bucket.quiet()
@@ -588,10 +625,15 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
             uploads = [Upload(draw, [draw.randint(1 << 10, 12 << 20) for _ in range(draw.randint(1, 2))])
                        for _ in range(3)]
             if kill:
+                # Every other server offers resumption, and its uploads take it: a kill then ends paused uploads too.
+                resumable = injected % 2 == 1
+                for upload in uploads:
+                    upload.resumable = resumable
                 length = len(uploads[0].payload)
                 wave(server, uploads, kill_at=draw.randint(1, length))
                 check_statuses(uploads, set(), killed=True)
-                server, _ = swept(binary, bucket, args, live)
+                figures["resumption offered (104)"] += sum(upload.offered for upload in uploads)
+                server, _ = swept(binary, bucket, args, live, resumable=injected % 2 == 0)
                 figures["kept whole, answer lost in a kill"] += bucket.check(uploads, live, killed=True)
                 injected += 1
             else:
