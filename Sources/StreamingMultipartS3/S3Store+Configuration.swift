@@ -85,9 +85,10 @@ extension S3Store {
         /// The checksum each part (and a small file's one `PutObject`) carries, which S3 checks before it stores
         /// the bytes. Default ``Checksum/sha256``.
         public var checksum: Checksum
-        /// The object key for a file, when a caller chooses keys; nil (the default) for ``prefix`` and 32 hex digits
-        /// from the system's CSPRNG, never the client's filename (which goes into `x-amz-meta-filename`,
-        /// percent-encoded). See ``objectKey(for:)``.
+        /// The object key for a file, when a caller chooses keys; nil (the default) for ``prefix``, the form's folder
+        /// and 32 hex digits from the system's CSPRNG, never the client's filename (which goes into
+        /// `x-amz-meta-filename`, percent-encoded). See ``objectKey(for:)``. Files whose keys a caller chooses have no
+        /// pending record (``S3Store/commit(form:objects:)``): sweep what a killed server left of them yourself.
         public var key: (@Sendable (MultipartStoreFile) -> String)?
         /// The time credentials' expirations are compared with: the system's, or a test's that moves only when it
         /// says (so that keys can expire mid-upload without the test waiting for them to).

@@ -22,8 +22,10 @@ import StreamingMultipartUploadClient
 ///
 /// Nothing is left behind by a form that fails: the spooler aborts the upload in progress (`AbortMultipartUpload`,
 /// after its parts in flight end) and deletes the objects the form had finished, before the error reaches the
-/// caller. A deployment should still give the bucket a lifecycle rule that aborts incomplete multipart uploads
-/// after a day: a process that is killed cleans up nothing.
+/// caller. A form is whole or gone even when the server is killed: its pending record stays until its last file
+/// is in, and ``abortStaleUploads(olderThan:now:)`` at the next start removes a form whose record a killed server
+/// left (``commit(form:objects:)``). A deployment should still give the bucket a lifecycle rule that aborts
+/// incomplete multipart uploads after a day, in case no server starts again.
 ///
 /// Each part carries its checksum, which S3 checks (``S3Store/Configuration/checksum``): `x-amz-checksum-sha256`
 /// with the SHA-256 signed as the payload hash by default, or `x-amz-checksum-crc32c` at memory speed beside

@@ -404,7 +404,7 @@ class Disk:
 
 def disk_full(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
     """Waves of uploads onto a small disk that the kept files fill: each upload that finds it full is answered 507."""
-    disk_waves(binary, draw, faults, figures, args, Disk(args.disk_mib), "disk-full", 507, "a filling disk")
+    disk_waves(binary, draw, faults, figures, args, Disk(args.disk_mib), "disk-full", 507, "a filling disk", 3 << 20)
 
 
 def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
@@ -413,20 +413,23 @@ def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections
     if not os.path.exists("/dev/fuse") or shutil.which("fusermount") is None:
         raise Broken("disk-eio needs FUSE (/dev/fuse, fusermount) and fusepy (pip)")
     disk = Disk(args.disk_mib * 4, eio_rate=0.03, seed=draw.getrandbits(32))
-    disk_waves(binary, draw, faults, figures, args, disk, "disk-eio", 500, "a failing disk")
+    # Files to 1 MiB: a few writes each, so that most forms get through (one of 3 MiB meets an EIO about half the
+    # time, and a wave of them may all fail).
+    disk_waves(binary, draw, faults, figures, args, disk, "disk-eio", 500, "a failing disk", 1 << 20)
 
 
 def disk_waves(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, disk: "Disk",
-               kind: str, status: int, what: str):
-    """Waves of four uploads onto `disk` until `faults` were answered `status` (a full disk's 507 is allowed in
-    any); half the kept uploads removed after each wave, so that the disk fills and frees again and again."""
+               kind: str, status: int, what: str, largest: int):
+    """Waves of four uploads (files of 1 KiB to `largest` bytes) onto `disk` until `faults` were answered `status`
+    (a full disk's 507 is allowed in any); half the kept uploads removed after each wave, so that the disk fills and
+    frees again and again."""
     server = Server(binary, disk.arguments())
     live: dict = {}
     try:
         idle = server.idle()
         disk.check([idle[2]], live)
         while figures[kind] < faults:
-            uploads = [Upload(draw, [draw.randint(1 << 10, 3 << 20) for _ in range(draw.randint(1, 2))])
+            uploads = [Upload(draw, [draw.randint(1 << 10, largest) for _ in range(draw.randint(1, 2))])
                        for _ in range(4)]
             wave(server, uploads)
             check_statuses(uploads, {status, 507})

@@ -14,7 +14,8 @@ struct FormCollector {
     private var storedBytes: Int64 = 0
     /// File parts the spooler's file filter skipped: they count against ``MultipartSpooler/Limits/maxFiles``.
     private var skippedFiles = 0
-    /// The form's id in the store (``MultipartStoreFile/form``), made when its first file begins; empty until then.
+    /// The form's id in the store (``MultipartStoreFile/form``), made when its first file begins; empty until then,
+    /// and for the spooler's own folder, which keeps no forms.
     private var form = ""
 
     /// The body's watchdog, when the spooler has a body timeout: paused while the store is waited on.
@@ -281,10 +282,11 @@ struct FormCollector {
         }
     }
 
-    /// A form's id: 32 hex digits from the system's CSPRNG.
+    /// A form's id: 32 hex digits from the system's CSPRNG (two calls of it, not one a byte).
     private static func formID() -> String {
         var random = SystemRandomNumberGenerator()
-        return Hex.lowercase((0..<16).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let (high, low) = (random.next() as UInt64, random.next() as UInt64)
+        return Hex.lowercase((0..<16).map { UInt8(truncatingIfNeeded: ($0 < 8 ? high : low) >> (8 * ($0 % 8))) })
     }
 
     /// Begins the file in the store, as a file of this form, and a writer into it that continues `digest`.
@@ -292,7 +294,7 @@ struct FormCollector {
         _ file: inout MultipartStoreFile, in store: any MultipartFileStore, digest: consuming (any SpoolDigest)?,
         _ head: MultipartParser.PartHead
     ) async throws -> HashingStoreWriter {
-        if form.isEmpty { form = Self.formID() }
+        if form.isEmpty, case .store = spooler.destination { form = Self.formID() }  // the folder keeps no forms
         file.form = form
         watchdog?.pause()  // the store's wait is not the client's
         defer { watchdog?.resume() }

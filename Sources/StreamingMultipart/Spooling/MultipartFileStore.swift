@@ -154,8 +154,8 @@ public struct MultipartStoreFile: Sendable, Hashable {
     public var partIndex: Int
     /// The form the file is part of: 32 hex digits from the system's CSPRNG, the same for every file a spooler
     /// stores of one form (made when its first file begins), what ``MultipartFileStore/commit(form:objects:)`` and
-    /// ``MultipartFileStore/discard(form:)`` name; empty for a file begun outside a spooler's form. Not part of the
-    /// file's equality.
+    /// ``MultipartFileStore/discard(form:)`` name; empty for a file begun outside a spooler's form, and for a file
+    /// into the spooler's own folder. Not part of the file's equality.
     public var form = ""
     /// The logger of the form the file is part of (the spooler's: the request's, through a server product's
     /// `request.multipartForm`), whose metadata (the request id) a store puts on what it logs of this file. Not part
