@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Many small forms: h2load (Debian's nghttp2-client) POSTs one 4 KiB form (a text field and a 4 KiB file) over and
+# over to each server binary given (the example server, spooling to a tmpfs, SHA-256 on), HTTP/1.1 with CONNECTIONS
+# connections, then to Go's net/http server (Peers/go-server: each file part streamed to a file with SHA-256, as
+# the example does), and GETs / from the first binary for the rate of a page; ROUNDS rounds, all interleaved in
+# each. Prints each run (forms/s, p50 and p99 in ms, from h2load's per-request log), then each server's median and
+# spread, and its median rate over the page's and over Go's.
+#   Benchmarks/small-forms.sh [ROUNDS] [CONNECTIONS] [BINARY...]
+#     defaults: 5 rounds, 8 connections, the example server built for release
+set -euo pipefail
+rounds=${1:-5}
+connections=${2:-8}
+shift $(($# < 2 ? $# : 2))
+root=$(cd "$(dirname "$0")/.." && pwd)
+command -v h2load > /dev/null || { echo "small-forms: needs h2load (apt install nghttp2-client)" >&2; exit 1; }
+if [ $# -eq 0 ]; then
+  swift build -c release --package-path "$root/Examples/UploadServer" --product UploadServer 2>&1 | tail -n 1
+  set -- "$root/Examples/UploadServer/.build/release/UploadServer"
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/small-forms.XXXXXX")
+(cd "$root/Benchmarks/Peers/go-server" && go build -o "$work/goserver" .)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; umount "$work/spool" 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/spool"
+mount -t tmpfs -o size=256m tmpfs "$work/spool" 2>/dev/null || true  # root: the disk's speed out of it
+
+python3 - "$work/form.bin" <<'PY'
+import os, sys
+boundary = b"SmallFormsBenchmark"
+body = (b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nA small form\r\n"
+        + b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.bin\"\r\n"
+        + b"Content-Type: application/octet-stream\r\n\r\n" + os.urandom(4096) + b"\r\n--" + boundary + b"--\r\n")
+open(sys.argv[1], "wb").write(body)
+PY
+
+# Starts BINARY (or Go's server, for "go") on the tmpfs; sets $port.
+start() {
+  if [ "$1" = go ]; then
+    "$work/goserver" "$work/spool" sha256 > "$work/server.log" 2>&1 &
+  else
+    "$1" --port 0 --spool-dir "$work/spool" > "$work/server.log" 2>&1 &
+  fi
+  pids+=($!)
+  for _ in $(seq 200); do
+    port=$(grep -o 'listening on [htp:/]*127.0.0.1:[0-9]*' "$work/server.log" | head -n 1 | sed 's/.*://' || true)
+    [ -n "$port" ] && return
+    sleep 0.05
+  done
+  echo "small-forms: $1 did not start: $(cat "$work/server.log")" >&2
+  exit 1
+}
+
+# h2load against $port: the rate, p50 and p99 (ms) of what answered 2xx; "GET" for the page.
+measure() {
+  local log="$work/requests.log"
+  local request=(-d "$work/form.bin" -H "content-type: multipart/form-data; boundary=SmallFormsBenchmark")
+  [ "$1" = GET ] && request=()
+  h2load --h1 -n 20000 -c "$connections" -m 1 "${request[@]}" --log-file="$log" \
+    "http://127.0.0.1:$port/$([ "$1" = GET ] || echo upload)" > "$work/h2load.out"
+  python3 - "$log" "$work/h2load.out" <<'PY'
+import re, statistics, sys
+rows = [line.split("\t") for line in open(sys.argv[1]) if line.strip()]
+ok = sorted(int(row[2]) / 1000 for row in rows if row[1].startswith("2"))
+rate = float(re.search(r"finished in [0-9.]+m?s, ([0-9.]+) req/s", open(sys.argv[2]).read()).group(1))
+failed = len(rows) - len(ok)
+print(f"{rate:.0f} {ok[len(ok) // 2]:.2f} {ok[int(len(ok) * 0.99)]:.2f} {failed}")
+PY
+}
+
+declare -A results
+for round in $(seq "$rounds"); do
+  for binary in "$@" go GET; do
+    target=$binary
+    [ "$binary" = GET ] && target=$1
+    start "$target"
+    measure "$binary" > "$work/result"
+    read -r rate p50 p99 failed < "$work/result"
+    kill "${pids[-1]}" 2>/dev/null || true
+    wait "${pids[-1]}" 2>/dev/null || true
+    echo "round $round: $binary: $rate forms/s, p50 $p50 ms, p99 $p99 ms, $failed not 2xx"
+    results[$binary]+="$rate "
+  done
+done
+
+python3 - <<PY
+import statistics
+results = {$(for key in "$@" go GET; do printf '"%s": [%s], ' "$key" "$(echo "${results[$key]}" | tr ' ' ',')"; done)}
+page, go = statistics.median(results["GET"]), statistics.median(results["go"])
+for name, rates in results.items():
+    median = statistics.median(rates)
+    print(f"{name}: median {median:.0f}/s (spread {min(rates):.0f}-{max(rates):.0f}), {median / page:.2f}x the page's"
+          f" rate, {median / go:.2f}x Go's")
+PY
