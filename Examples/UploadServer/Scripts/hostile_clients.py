@@ -26,6 +26,10 @@ Scenarios:
                 second (the ones past the address's share).
   unread        a POST to a path no route serves, declaring 100 GB, whose body is pushed on after the 404 for
                 --hold seconds: reports the status, the bytes the server took, and whether it closed.
+  epilogue      the same with a whole form first, which the server answers 200 at its close delimiter, and an
+                epilogue pushed on after it.
+  keep-alive    three small forms one after another on one connection: their statuses, and how many found the
+                connection still open.
   upload        one normal upload of a 1 MiB file; reports its status.
 """
 import argparse
@@ -241,12 +245,16 @@ async def refused(port):
     return {"status": status, "sent_before_close": sent, "declared": size, "body": text[:200]}
 
 
-def unread(port, hold):
+def unread(port, hold, epilogue=False):
     """Pushes a body the server answered 404 before reading (no Connection: close in the answer), as fast as the
-    connection takes it, for `hold` seconds or until the server closes."""
+    connection takes it, for `hold` seconds or until the server closes. With `epilogue`, the body is a whole form
+    the server answers 200, followed by an epilogue that never ends (the parser stops at the close delimiter)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=hold + 5)
-    sock.sendall(b"POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                 b"Content-Length: 100000000000\r\n\r\n")
+    if epilogue:
+        sock.sendall(post_head(100_000_000_000) + form_head() + bytes(1000) + FORM_TAIL)
+    else:
+        sock.sendall(b"POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                     b"Content-Length: 100000000000\r\n\r\n")
     answer = {}
     reader = threading.Thread(target=lambda: answer.update(read_answer_blocking(sock)), daemon=True)
     reader.start()
@@ -265,6 +273,24 @@ def unread(port, hold):
     sock.close()
     return {"status": answer.get("status"), "sent": sent, "closed": closed,
             "seconds": round(time.monotonic() - start, 2)}
+
+
+def keep_alive(port):
+    """Three forms, one after another, on one connection: each answer's status, and whether the connection stayed
+    open for the next (an upload read whole need not cost the client a new connection)."""
+    body = form_head() + bytes(1000) + FORM_TAIL
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    statuses, reused = [], 0
+    try:
+        for index in range(3):
+            sock.sendall(post_head(len(body)) + body)
+            answer = read_answer_blocking(sock)
+            statuses.append(answer.get("status"))
+            if index > 0 and answer.get("status"):
+                reused += 1
+    finally:
+        sock.close()
+    return {"statuses": statuses, "reused": reused}
 
 
 async def idle_flood(port, connections, hold):
@@ -428,6 +454,8 @@ def main():
         "idle-flood": lambda: idle_flood(args.port, args.connections, args.hold),
         "pipeline": lambda: pipeline(args.port),
         "unread": lambda: asyncio.to_thread(unread, args.port, args.hold),
+        "epilogue": lambda: asyncio.to_thread(unread, args.port, args.hold, True),
+        "keep-alive": lambda: asyncio.to_thread(keep_alive, args.port),
         "framing": lambda: framing(args.port),
         "big-then-trickle": lambda: big_then_trickle(args.port, args.connections, args.hold, args.size),
         "slow-legal": lambda: slow_legal(args.port, args.connections, args.hold, args.wait),

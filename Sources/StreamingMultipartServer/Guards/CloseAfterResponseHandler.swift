@@ -10,10 +10,12 @@ import NIOHTTP1
 /// would get a reset that makes its kernel drop the answer before the client reads it.
 ///
 /// Hummingbird drains an unread body before the next request unless the *request* said `Connection: close`; this
-/// acts on the response instead. An answer that is not 2xx and not marked `Connection: close` (a 404, a resumable
-/// resource's 400/409, `GET /` with a body) is sent before a body nobody reads: the connection stays open while at
-/// most ``maxUnreadBody`` more of that body arrives (Go's `net/http` discards 256 KiB), and closes the same way past
-/// it; before this, a client pushed 11–13 GB in 5 s into such a connection. It also closes, the same way, after a request NIO's parser refused, when
+/// acts on the response instead. An answer not marked `Connection: close` that ends before its request's body (a
+/// 404, a resumable resource's 400/409, `GET /` with a body, an upload's 200 sent at the form's close delimiter,
+/// whose epilogue the parser does not read) leaves a body nobody reads: the connection stays open while at most
+/// ``maxUnreadBody`` more of it arrives (Go's `net/http` discards 256 KiB), so that a client whose form ended with
+/// its body keeps its connection for the next, and closes the same way past it; before this, a client pushed
+/// 11–13 GB in 5 s into such a connection. It also closes, the same way, after a request NIO's parser refused, when
 /// `HTTPServerProtocolErrorHandler` answered it (``HTTPServerGuards/answersUnreadableRequests``).
 final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -28,12 +30,12 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
         case lingering(Scheduled<Void>)
     }
 
-    /// The most bytes of a request's body that may arrive after a non-2xx answer to it before the connection closes.
+    /// The most bytes of a request's body that may arrive after the answer to it before the connection closes.
     static let maxUnreadBody = 256 * 1024
 
     /// Whether the current request's end has arrived (true between requests).
     private var requestEnded = true
-    /// Whether the answer being written is not 2xx while its request's body is still coming.
+    /// Whether the answer being written is final while its request's body is still coming.
     private var answeredBeforeBody = false
     /// After such an answer: the bytes of its request's body that came since, until the request ends.
     private var unreadAfterAnswer: Int?
@@ -54,7 +56,7 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
         case .head(let head):
             if head.status.code >= 200, head.headers["connection"].contains(where: { $0.lowercased() == "close" }) {
                 state = .closingAfterResponse
-            } else if head.status.code >= 300, !requestEnded {
+            } else if head.status.code >= 200, !requestEnded {
                 answeredBeforeBody = true
             }
             context.write(data, promise: promise)

@@ -10,10 +10,11 @@ import StreamingMultipartServer
 /// answers the form as JSON; the spooled files are removed once the answer is made, or moved into `keepDirectory`
 /// first when there is one.
 ///
-/// Every answer closes the connection (`Connection: close`): the server never reads what a client sends after its
-/// form, or the rest of a body it refused. Errors are `MultipartFormError`s, which Hummingbird answers with the
-/// library's status and client message; the whole error, with the spool folder's paths, goes to the request's log
-/// line only.
+/// A refusal closes the connection (`Connection: close`): the server never reads the rest of a body it refused. A
+/// 200 keeps it, for the client's next form: the guards close it only if more than 256 KiB of the body comes after
+/// the form's close delimiter (`HTTPServerGuards`), so an epilogue cannot keep the server reading. Errors are
+/// `MultipartFormError`s, which Hummingbird answers with the library's status and client message; the whole error,
+/// with the spool folder's paths, goes to the request's log line only.
 struct UploadService: Sendable {
     let spooler: MultipartSpooler
     /// Which uploads run at once: a limit on all, one per client address, and the slowest cut first when full.
@@ -41,7 +42,7 @@ struct UploadService: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .connection: "close"]
+        let headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         let body = ByteBuffer(bytes: try encoder.encode(result))
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }

@@ -121,6 +121,32 @@ import Testing
         print("HostileClientTests: a body after a 404, the client got \(sent) bytes in before the close")
     }
 
+    /// A whole form, then an epilogue that never ends: the form is answered 200 at its close delimiter (the parser
+    /// reads no epilogue), and the connection closes once 256 KiB more arrives, where the server drained it for
+    /// as long as the client sent.
+    @Test(
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)), arguments: Server.allCases)
+    func anEpilogueAfterA200IsCutShort(_ kind: Server) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        let report = try await Self.scenario("epilogue", on: server, ["--hold", "5"])
+        #expect(report["status"] as? Int == 200 && report["closed"] as? Bool == true, "\(report)")
+        let sent = try #require(report["sent"] as? Int)
+        #expect(sent < 64 << 20, "the server took \(sent) bytes of epilogue after its 200")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// Forms one after another on one connection: each 200 leaves it open for the next, as Go's server does (each
+    /// form paid a new connection when every answer closed its own).
+    @Test(
+        .enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)), arguments: Server.allCases)
+    func formsReadWholeKeepTheirConnection(_ kind: Server) async throws {
+        let server = try kind.start()
+        defer { server.stop() }
+        let report = try await Self.scenario("keep-alive", on: server)
+        #expect(report["statuses"] as? [Int] == [200, 200, 200] && report["reused"] as? Int == 2, "\(report)")
+    }
+
     @Test(.enabled(if: onPath("python3") != nil, "needs python3"), .timeLimit(.minutes(2)))
     func uploadsPastTheLimitAreAnswered503AtOnce() async throws {
         let server = try RunningServer(arguments: Self.quick + ["--max-uploads", "2", "--body-window", "3"])
