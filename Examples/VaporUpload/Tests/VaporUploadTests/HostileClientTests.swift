@@ -118,6 +118,29 @@ import Testing
         }
     }
 
+    /// A whole form, then an epilogue that never ends (the parser reads none): answered 200, and the client cannot
+    /// push the epilogue on unbounded; as against the Hummingbird servers.
+    @Test(
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)), arguments: App.allCases)
+    func anEpilogueAfterA200IsCutShort(_ kind: App) async throws {
+        try await FrontedApp.with(small: kind == .small) { front in
+            let report = try await Self.scenario("epilogue", on: front, ["--hold", "5"])
+            #expect(report["status"] as? Int == 200 && report["closed"] as? Bool == true, "\(report)")
+            let sent = try #require(report["sent"] as? Int)
+            #expect(sent < 64 << 20, "nginx took \(sent) bytes of epilogue after the 200")
+        }
+    }
+
+    /// Forms one after another on one connection: each 200 leaves it open for the next.
+    @Test(
+        .enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)), arguments: App.allCases)
+    func formsReadWholeKeepTheirConnection(_ kind: App) async throws {
+        try await FrontedApp.with(small: kind == .small) { front in
+            let report = try await Self.scenario("keep-alive", on: front)
+            #expect(report["statuses"] as? [Int] == [200, 200, 200] && report["reused"] as? Int == 2, "\(report)")
+        }
+    }
+
     @Test(.enabled(if: ready, "needs python3, prlimit and nginx"), .timeLimit(.minutes(2)))
     func uploadsPastTheLimitAreAnswered503AtOnce() async throws {
         var limits = Self.quick
