@@ -286,12 +286,13 @@ def classify(targets: list[str], store_port: int | None) -> collections.Counter:
     return kinds
 
 
-def check_idle(server: Server, idle: tuple, slack_mib: float, what: str, store_port: int | None = None):
+def check_idle(server: Server, idle: tuple, slack_mib: float, what: str, store_port: int | None = None,
+               settle_s: float = 5):
     """Descriptors back to their idle set (but the store's pooled connections, up to its pool, and timerfds, up to
-    libdispatch's heaps), memory within `slack_mib` of its idle size; a few tries, since the server closes a
-    connection just after its answer."""
+    libdispatch's heaps), memory within `slack_mib` of its idle size; tried for `settle_s`, since the server closes a
+    connection just after its answer (or, for a client that went quiet, at its deadlines)."""
     before = classify(idle[0], store_port)
-    for _ in range(50):
+    for _ in range(int(settle_s * 10)):
         now = classify(server.descriptor_targets(), store_port)
         extra = {kind: count - before[kind] for kind, count in now.items()
                  if count > before[kind] and kind not in ("timerfd", "a connection to the store")}

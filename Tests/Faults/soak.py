@@ -127,7 +127,10 @@ class Soak:
         for worker in workers:
             worker.join()
         try:
-            harness.check_idle(self.server, idle, float("inf"), "the soak")
+            # A hostile client's connection still open as the traffic ends is the server's to close at its own
+            # deadlines (header 2 s, write 3 s, idle 10 s, the body rate's two windows of 10 s): a loaded machine
+            # closes it late, a leak never.
+            harness.check_idle(self.server, idle, float("inf"), "the soak", settle_s=30)
         except harness.Broken as broken:
             self.fail(str(broken))
         quarter = max(1, len(self.samples) // 4)
