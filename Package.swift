@@ -48,6 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),  // trait Hummingbird
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),  // trait Hummingbird
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),  // trait Hummingbird
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.45.0"),  // trait Hummingbird: HTTP/2
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),  // trait Vapor
     ],
     targets: [
@@ -150,6 +151,10 @@ let package = Package(
                     condition: .when(traits: ["Hummingbird"])),
                 .product(
                     name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Hummingbird"])),
+                // .guardedHTTP2: HTTP/2 (and its streams as HTTP/1 parts), TLS with ALPN.
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
             ],
             swiftSettings: upcoming
         ),

@@ -28,6 +28,8 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
     public let idleTimeout: Duration
     /// The uploads offered resumption; nil for none.
     public let resumableUploads: ResumableUploads?
+    /// Whether the connection is TLS's (a request's scheme is then `https`).
+    let secure: Bool
 
     /// - Parameters:
     ///   - responder: the application's responder.
@@ -39,6 +41,16 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
         responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration,
         resumableUploads: ResumableUploads? = nil
     ) {
+        self.init(
+            responder: responder, guards: guards, idleTimeout: idleTimeout, resumableUploads: resumableUploads,
+            secure: false)
+    }
+
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, guards: HTTPServerGuards, idleTimeout: Duration,
+        resumableUploads: ResumableUploads?, secure: Bool
+    ) {
+        self.secure = secure
         self.responder = resumableUploads.map { $0.responder(wrapping: responder) } ?? responder
         self.guards = guards
         self.idleTimeout = idleTimeout
@@ -53,7 +65,7 @@ public struct GuardedHTTP1Channel: HTTPChannelHandler {
             var guards = guards
             guards.idleTimeout = guards.idleTimeout ?? .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))
             try pipeline.configureGuardedHTTPServerPipeline(guards: guards, resumableUploads: resumableUploads)
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             return try NIOAsyncChannel(
                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))

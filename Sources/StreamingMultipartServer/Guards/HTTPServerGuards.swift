@@ -94,13 +94,7 @@ extension ChannelPipeline.SynchronousOperations {
     public func configureGuardedHTTPServerPipeline(
         guards: HTTPServerGuards, resumableUploads: ResumableUploads? = nil
     ) throws {
-        if let connections = guards.connections {
-            if connections.take() {
-                try addHandler(ConnectionPlace(in: connections))  // given back when the connection closes
-            } else {
-                try addHandler(RefusedConnectionHandler())  // answered 503 and closed, nothing read
-            }
-        }
+        try configureConnectionLimit(guards.connections)
         try configureHTTPServerPipeline(
             withPipeliningAssistance: false, withErrorHandling: guards.answersUnreadableRequests)
         if let idleTimeout = guards.idleTimeout {
@@ -113,5 +107,43 @@ extension ChannelPipeline.SynchronousOperations {
             HeaderDeadlineHandler(timeout: guards.headerTimeout), FramingGuard(),
             HTTPContinueHandler(resumableUploads: resumableUploads),
         ])
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// The connection limit's place for a new connection, first in its pipeline: given back when it closes; past the
+    /// limit, a connection in plain text is answered `503` as it opens and closed, nothing read, and one in TLS
+    /// (`answers` false: bytes before the handshake would be garbage to it) closed at once. Nil: no limit.
+    package func configureConnectionLimit(_ connections: ConnectionLimit?, answers: Bool = true) throws {
+        guard let connections else { return }
+        if connections.take() {
+            try addHandler(ConnectionPlace(in: connections))  // given back when the connection closes
+        } else {
+            try addHandler(RefusedConnectionHandler(answers: answers))  // answered 503 and closed, nothing read
+        }
+    }
+
+    /// The guards of one HTTP/2 stream, after the stream's conversion to HTTP/1's parts
+    /// (`HTTP2FramePayloadToHTTP1ServerCodec`): the stream's idle timeout (a stream that never sends its body), its
+    /// write timeout (a peer that never opens the stream's window), the close after a refusal (the stream is reset
+    /// `linger` after the answer, its body unread) and `Expect: 100-continue` with resumable uploads' `104`.
+    ///
+    /// What HTTP/1's pipeline does besides is the connection's over HTTP/2: its limit and write timeout, the deadline
+    /// for a request's head (a stream's head comes whole, in one header block), and framing, which HTTP/2's own
+    /// frames carry and NIO's HTTP/2 handler checks.
+    package func configureGuardedHTTPStream(guards: HTTPServerGuards, resumableUploads: ResumableUploads?) throws {
+        if let idleTimeout = guards.idleTimeout {
+            try addHandler(ReadIdleHandler(timeout: idleTimeout))
+        }
+        try addHandlers([
+            WriteTimeoutHandler(timeout: guards.writeTimeout), CloseAfterResponseHandler(linger: guards.linger),
+            HTTPContinueHandler(resumableUploads: resumableUploads),
+        ])
+    }
+
+    /// The write timeout of a connection as a whole, nearest the socket: writes that make no progress for `timeout`
+    /// close it (HTTP/2's connection, whose streams have their own).
+    package func configureWriteTimeout(_ timeout: TimeAmount) throws {
+        try addHandler(WriteTimeoutHandler(timeout: timeout))
     }
 }

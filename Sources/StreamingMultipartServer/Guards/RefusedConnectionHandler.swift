@@ -23,16 +23,26 @@ final class RefusedConnectionHandler: ChannelInboundHandler, RemovableChannelHan
 
     private let lingering: ConnectionLimit
     private let linger: TimeAmount
+    /// Whether the connection gets the 503; false for one that would read it as garbage (TLS before its handshake):
+    /// it is closed at once.
+    private let answers: Bool
 
     init(
-        lingering: ConnectionLimit = RefusedConnectionHandler.lingeringRefusals, linger: TimeAmount = .milliseconds(250)
+        lingering: ConnectionLimit = RefusedConnectionHandler.lingeringRefusals,
+        linger: TimeAmount = .milliseconds(250),
+        answers: Bool = true
     ) {
         self.lingering = lingering
         self.linger = linger
+        self.answers = answers
     }
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
+        guard answers else {
+            channel.close(promise: nil)
+            return
+        }
         let (lingering, linger) = (self.lingering, self.linger)
         context.writeAndFlush(NIOAny(ByteBuffer(string: Self.answer))).whenComplete { _ in
             guard lingering.take() else {

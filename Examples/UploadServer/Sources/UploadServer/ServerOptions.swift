@@ -28,6 +28,20 @@ struct ServerOptions: ParsableCommand {
     var port = 8080
     @Option(help: "Where uploads are spooled (default: a new folder in the temporary folder).")
     var spoolDir: String?
+    @Option(
+        help: """
+            A PEM certificate chain (with --tls-key): serve HTTPS, HTTP/2 or HTTP/1.1 as ALPN chooses, each with the \
+            same guards.
+            """)
+    var tlsCertificate: String?
+    @Option(help: "The PEM private key of --tls-certificate.")
+    var tlsKey: String?
+    @Flag(
+        help: """
+            Without TLS, serve HTTP/2 with prior knowledge (h2c, for a proxy in front) beside HTTP/1.1 on the same \
+            port (with TLS, HTTP/2 is always offered).
+            """)
+    var http2 = false
     @Option(help: "The most bytes one file may have.")
     var maxFileBytes: Int64 = 8 << 30
     @Option(
@@ -120,6 +134,9 @@ struct ServerOptions: ParsableCommand {
 
     mutating func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port takes a number from 0 to 65535") }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port takes a number from 0 to 65535")
         }

@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
+import NIOSSL
 import Prometheus
 import ServiceLifecycle
 import StreamingMultipart
@@ -139,17 +140,34 @@ let resumableUploads =
             // Seconds past 1e9 (32 years) are as good as forever, and would overflow the nanoseconds.
             window: .nanoseconds(Int64(min(options.resumeWindow, 1e9) * 1e9)), paths: ["/upload"],
             lifetime: .nanoseconds(Int64(min(options.resumeLifetime, 1e9) * 1e9)))) : nil
+// HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with a certificate; h2c beside HTTP/1.1 with --http2; else HTTP/1.1 alone.
+let tls: TLSConfiguration?
+do {
+    tls = try options.tlsCertificate.map { certificate in
+        TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: options.tlsKey ?? "", format: .pem)))
+    }
+} catch {
+    FileHandle.standardError.write(Data("UploadServer: the TLS certificate or key does not load: \(error)\n".utf8))
+    exit(1)
+}
+let server: HTTPServerBuilder =
+    tls != nil || options.http2
+    ? try .guardedHTTP2(
+        tls: tls, guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
+    : .guardedHTTP1(guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
 let app = Application(
     router: router,
-    server: .guardedHTTP1(
-        guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads),
+    server: server,
     configuration: .init(address: .hostname("127.0.0.1", port: options.port)),
     onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
         // Unbuffered: a test or a script waits for this line to learn the port.
+        let scheme = tls == nil ? "http" : "https"
         let target = options.bucketAndPrefix.map { "s3://\($0.bucket)/\($0.prefix)" } ?? spoolDirectory
         FileHandle.standardOutput.write(
-            Data("UploadServer listening on http://127.0.0.1:\(port)/, spooling to \(target)\n".utf8))
+            Data("UploadServer listening on \(scheme)://127.0.0.1:\(port)/, spooling to \(target)\n".utf8))
     },
     logger: logger
 )

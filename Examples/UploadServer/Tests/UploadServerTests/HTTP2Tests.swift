@@ -1,0 +1,176 @@
+import ExampleTestSupport
+import Foundation
+import Testing
+
+/// The server over HTTP/2 (`.guardedHTTP2`): with a test certificate, curl uploads over `h2` and over `http/1.1` on
+/// the same port as ALPN picks; without TLS (`--http2`), HTTP/2 with prior knowledge and HTTP/1.1 share the port;
+/// and HTTP/2's own attacks (`Scripts/h2_attacks.py`, frames written by hand with Python's `h2` parts) are each
+/// answered within a bound of frames and of time, the server serving a normal upload after each.
+@Suite(.serialized) struct HTTP2Tests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Scripts/h2_attacks.py").path
+
+    /// A self-signed certificate for localhost and 127.0.0.1, made at test time with openssl.
+    static let certificate: (cert: String, key: String)? = {
+        guard let openssl = onPath("openssl") else { return nil }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("h2-cert-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil else {
+            return nil
+        }
+        let (cert, key) = (
+            folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path
+        )
+        let made = try? runWaiting(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext",
+                "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            ])
+        return made?.status == 0 ? (cert, key) : nil
+    }()
+
+    /// The server's timeouts, small so that each attack's answer comes in seconds.
+    static let quick = ["--header-timeout", "2", "--idle-timeout", "3", "--write-timeout", "3"]
+
+    static var curlAndCertificate: Bool { onPath("curl") != nil && certificate != nil }
+
+    /// Runs an attack against `server` (on its h2c port) and returns its JSON report.
+    static func attack(_ name: String, on server: RunningServer, _ options: [String] = []) async throws -> [String:
+        Any]
+    {
+        let interpreter = try #require(python(with: "h2"))
+        let result = try await run(interpreter, [script, String(server.port), name] + options, seconds: 120)
+        try #require(result.status == 0, "\(name): \(result.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text)")
+    }
+
+    /// curl's upload of `file`: the answer's body, and the protocol and status curl saw.
+    static func curl(_ arguments: [String], file: URL, to url: String) async throws -> (
+        body: String, version: String, status: Int
+    ) {
+        let curl = try #require(onPath("curl"))
+        let result = try await run(
+            curl,
+            ["-sS", "-F", "note=hi", "-F", "file=@\(file.path)", "-w", "\n%{http_version} %{http_code}"]
+                + arguments + [url])
+        try #require(result.status == 0, "curl: \(result.errors)")
+        let lines = result.text.split(separator: "\n")
+        let last = try #require(lines.last).split(separator: " ")
+        return (lines.dropLast().joined(separator: "\n"), String(last[0]), Int(last[1]) ?? 0)
+    }
+
+    static func file(of bytes: Int) throws -> (url: URL, sha256: String) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("h2-upload-\(UUID().uuidString)")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: url)
+        let digest = try runWaiting(try #require(onPath("sha256sum")), [url.path])
+        return (url, String(digest.text.prefix(64)))
+    }
+
+    @Test(.enabled(if: curlAndCertificate, "needs curl and openssl (.ci/run installs them)"), .timeLimit(.minutes(2)))
+    func curlUploadsOverHTTP2AndHTTP1OnOneTLSPort() async throws {
+        let certificate = try #require(Self.certificate)
+        let server = try RunningServer(arguments: ["--tls-certificate", certificate.cert, "--tls-key", certificate.key])
+        defer { server.stop() }
+        let (file, sha256) = try Self.file(of: 3 << 20)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = "https://localhost:\(server.port)/upload"
+        for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            // Expect: 100-continue asked for by hand: over HTTP/2 too, the server answers it before the body.
+            let answer = try await Self.curl(
+                ["--cacert", certificate.cert, flag, "-H", "Expect: 100-continue"], file: file, to: url)
+            #expect(answer.version == version && answer.status == 200, "\(flag): \(answer)")
+            #expect(answer.body.contains(sha256), "\(flag): \(answer.body)")
+            #expect(answer.body.contains(#""value":"hi""#), "\(flag): \(answer.body)")
+        }
+        #expect(try server.spooledFiles() == [])
+    }
+
+    @Test(.enabled(if: onPath("curl") != nil, "needs curl (.ci/run installs it)"), .timeLimit(.minutes(2)))
+    func priorKnowledgeAndHTTP1ShareAPlainPort() async throws {
+        let server = try RunningServer(arguments: ["--http2"])
+        defer { server.stop() }
+        let (file, sha256) = try Self.file(of: 1 << 20)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = "http://127.0.0.1:\(server.port)/upload"
+        for (flag, version) in [("--http2-prior-knowledge", "2"), ("--http1.1", "1.1")] {
+            let answer = try await Self.curl([flag], file: file, to: url)
+            #expect(answer.version == version && answer.status == 200, "\(flag): \(answer)")
+            #expect(answer.body.contains(sha256), "\(flag): \(answer.body)")
+        }
+    }
+
+    /// Each flood is answered with a GOAWAY (`ENHANCE_YOUR_CALM`, 11) and a close, within a bound of frames far
+    /// below what the client sent, as nginx 1.25 and Go answer them; an HPACK bomb's header block is a
+    /// `COMPRESSION_ERROR` (9). Of rapid reset's streams, fewer than the bound of resets are begun.
+    @Test(
+        .enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)),
+        arguments: [
+            ("rapid-reset", 11), ("continuation", 11), ("settings", 11), ("ping", 11), ("empty-data", 11),
+            ("hpack-bomb", 9),
+        ])
+    func floodsAreAnsweredWithAGoAwayAndAClose(_ scenario: String, code: Int) async throws {
+        let server = try RunningServer(arguments: ["--http2"] + Self.quick)
+        defer { server.stop() }
+        let before = try #require(server.openDescriptors())
+        let report = try await Self.attack(scenario, on: server, ["--count", "5000", "--hold", "10"])
+        #expect(report["goaway"] as? Int == code, "\(report)")
+        #expect(report["closed"] as? Bool == true, "\(report)")
+        // Closed at once (the linger of 500 ms at most), not by a deadline of seconds.
+        #expect((report["seconds"] as? Double ?? 99) < 1.5, "\(report)")
+        if scenario == "continuation" {
+            #expect((report["sent"] as? Int ?? .max) < 50, "the header block's frames before the close: \(report)")
+        }
+        #expect((report["served"] as? Int ?? 0) < 200, "\(report)")
+        #expect(try await Self.attack("upload", on: server)["status"] as? Int == 200)
+        #expect(try server.spooledFiles() == [])
+        #expect(
+            (server.openDescriptors() ?? .max) <= before + 2,
+            "descriptors \(before) → \(server.openDescriptors() ?? -1)")
+    }
+
+    /// A stream's own guards: one that never sends its body is reset at the idle timeout (3 s), one whose client
+    /// opens no window is reset at the write timeout (3 s), a refusal takes no more of the body than a window; the
+    /// connection, once idle, gets a GOAWAY (`NO_ERROR`) at the header deadline (2 s), and one whose first bytes do
+/// not yet tell its protocol is closed then too; more streams than
+    /// SETTINGS_MAX_CONCURRENT_STREAMS end the connection.
+    @Test(.enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)))
+    func eachStreamHasTheGuardsOfAConnection() async throws {
+        let server = try RunningServer(arguments: ["--http2"] + Self.quick)
+        defer { server.stop() }
+        let before = try #require(server.openDescriptors())
+
+        let neverBody = try await Self.attack("never-body", on: server, ["--count", "4", "--hold", "10"])
+        let streams = try #require(neverBody["streams"] as? [[String: Any]], "\(neverBody)")
+        #expect(streams.count == 4 && streams.allSatisfy { $0["reset"] as? Int == 8 }, "\(neverBody)")
+        #expect(streams.allSatisfy { ($0["at"] as? Double ?? 0) >= 2.5 }, "reset before the idle timeout: \(neverBody)")
+
+        let zeroWindow = try await Self.attack("zero-window", on: server, ["--count", "4", "--hold", "10"])
+        #expect(zeroWindow["reset"] as? Int == 4, "\(zeroWindow)")
+        #expect(zeroWindow["goaway"] as? Int == 0 && zeroWindow["closed"] as? Bool == true, "\(zeroWindow)")
+
+        let refused = try await Self.attack("refused", on: server, ["--hold", "10"])
+        #expect(refused["status"] as? Int == 415, "\(refused)")
+        #expect((refused["bytesTaken"] as? Int ?? .max) <= 65_535, "\(refused)")
+
+        let idle = try await Self.attack("idle", on: server, ["--hold", "10"])
+        #expect(idle["goaway"] as? Int == 0 && idle["closed"] as? Bool == true, "\(idle)")
+        #expect((idle["seconds"] as? Double ?? 0) >= 1.5, "closed before the header deadline: \(idle)")
+
+        // Before its protocol is known: half of HTTP/2's preface, then nothing, closed at the header deadline.
+        let undecided = try await Self.attack("undecided", on: server, ["--hold", "10"])
+        #expect(undecided["closed"] as? Bool == true, "\(undecided)")
+        #expect((undecided["seconds"] as? Double ?? 0) >= 1.5, "closed before the header deadline: \(undecided)")
+
+        let many = try await Self.attack("many-streams", on: server, ["--count", "300", "--hold", "4"])
+        #expect(many["maxConcurrentStreams"] as? Int == 100, "\(many)")
+        #expect(many["goaway"] as? Int == 1 && many["closed"] as? Bool == true, "\(many)")
+
+        #expect(try await Self.attack("upload", on: server)["status"] as? Int == 200)
+        #expect(try server.spooledFiles() == [])
+        #expect(
+            (server.openDescriptors() ?? .max) <= before + 2,
+            "descriptors \(before) → \(server.openDescriptors() ?? -1)")
+    }
+}
