@@ -133,7 +133,7 @@ import Testing
     /// A stream's own guards: one that never sends its body is reset at the idle timeout (3 s), one whose client
     /// opens no window is reset at the write timeout (3 s), a refusal takes no more of the body than a window; the
     /// connection, once idle, gets a GOAWAY (`NO_ERROR`) at the header deadline (2 s), and one whose first bytes do
-/// not yet tell its protocol is closed then too; more streams than
+    /// not yet tell its protocol is closed then too; more streams than
     /// SETTINGS_MAX_CONCURRENT_STREAMS end the connection.
     @Test(.enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)))
     func eachStreamHasTheGuardsOfAConnection() async throws {
