@@ -134,10 +134,15 @@ public struct GuardedHTTP2Channel: HTTPChannelHandler {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
             case .http2(let connection):
-                // Each stream is one request; the multiplexer ends when the connection closes.
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await stream in connection.inbound {
-                        group.addTask { await handleHTTP(asyncChannel: stream, logger: logger) }
+                // Each stream is one request. The connection's end, even by an error, cancels none of them: a
+                // resumable upload's route goes on, its body paused, for the client's next connection.
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await stream in connection.inbound {
+                            group.addTask { await handleHTTP(asyncChannel: stream, logger: logger) }
+                        }
+                    } catch {
+                        logger.debug("An HTTP/2 connection ended: \(error)")
                     }
                 }
             }

@@ -29,8 +29,12 @@ connection, `seconds`: how long that took, and what else it names):
   refused        a POST of the wrong type pushing up to 64 MiB as fast as the server's window lets it: `status`, and
                  `bytesTaken`, the body the server's windows let in.
   upload         one normal form over HTTP/2: `status`.
+  resume         a form offered resumption (draft-ietf-httpbis-resumable-upload, interop version 6): its `104`'s
+                 location, half the body, the connection dropped; then on a new connection HEAD (the offset) and
+                 PATCH with the rest: `announced`, `offset`, `status`, and `sha256` from the answer.
 """
 import argparse
+import hashlib
 import json
 import socket
 import time
@@ -105,7 +109,9 @@ class Connection:
                 frame.parse_body(memoryview(self.buffer[9:9 + length]))
                 self.buffer = self.buffer[9 + length:]
                 self.frames.append((time.monotonic() - self.began, frame))
-                if isinstance(frame, WindowUpdateFrame):
+                if isinstance(frame, HeadersFrame):  # decoded once, in order: HPACK's table changes with each
+                    frame.fields = self.decoder.decode(frame.data)
+                elif isinstance(frame, WindowUpdateFrame):
                     self.windows[frame.stream_id] = self.window(frame.stream_id) + frame.window_increment
                 elif isinstance(frame, SettingsFrame) and "ACK" not in frame.flags:
                     self.initial_window = frame.settings.get(SettingsFrame.INITIAL_WINDOW_SIZE, self.initial_window)
@@ -139,12 +145,18 @@ class Connection:
     def of(self, kind, stream=None):
         return [f for _, f in self.frames if isinstance(f, kind) and (stream is None or f.stream_id == stream)]
 
-    def status(self, stream):
+    def status(self, stream, informational=False):
+        """The stream's final status, or with `informational` its first 1xx's fields."""
         for frame in self.of(HeadersFrame, stream):
-            for name, value in self.decoder.decode(frame.data):
-                if name == ":status" and not value.startswith("1"):
-                    return int(value)
+            fields = dict(frame.fields)
+            if informational and fields.get(":status", "").startswith("1"):
+                return fields
+            if not informational and ":status" in fields and not fields[":status"].startswith("1"):
+                return int(fields[":status"])
         return None
+
+    def body(self, stream) -> bytes:
+        return b"".join(f.data for f in self.of(DataFrame, stream))
 
     def report(self, **more):
         ended = self.ended_at - self.began if self.ended_at else None
@@ -154,7 +166,7 @@ class Connection:
 
 def request(path="/upload", method="POST", content_type=f"multipart/form-data; boundary={BOUNDARY}", more=()):
     fields = [(":method", method), (":scheme", "http"), (":authority", "127.0.0.1"), (":path", path)]
-    if method == "POST":
+    if method in ("POST", "PATCH"):
         fields.append(("content-type", content_type))
     return fields + list(more)
 
@@ -322,10 +334,42 @@ def upload(port, count, hold):
     return conn.report(status=conn.status(1))
 
 
+def resume(port, count, hold):
+    file_bytes = bytes(range(256)) * 4096  # 1 MiB
+    body = form(file_bytes)
+    interop = [("upload-draft-interop-version", "6")]
+    first = Connection(port)
+    first.write(first.headers(1, request(more=interop + [("upload-complete", "?1"),
+                                                          ("content-length", str(len(body)))])))
+    first.read(hold, until=lambda c: c.status(1, informational=True))
+    announced = first.status(1, informational=True) or {}
+    location = announced.get("location")
+    first.send_body(1, body[:len(body) // 2], hold)
+    first.read(0.3)
+    first.sock.close()  # dropped mid-body
+    if not location:
+        return {"announced": False, "interim": announced}
+    second = Connection(port)
+    second.write(second.headers(1, request(location, "HEAD") + interop, end_stream=True))
+    second.read(hold, until=lambda c: c.status(1))
+    head = next((dict(f.fields) for f in second.of(HeadersFrame, 1)), {})
+    offset = int(head.get("upload-offset", "-1"))
+    rest = body[offset:] if offset >= 0 else b""
+    second.write(second.headers(3, request(location, "PATCH", "application/partial-upload",
+                                           interop + [("upload-offset", str(offset)), ("upload-complete", "?1"),
+                                                      ("content-length", str(len(rest)))])))
+    second.send_body(3, rest, hold)
+    second.read(hold, until=lambda c: c.of(DataFrame, 3) and "END_STREAM" in c.of(DataFrame, 3)[-1].flags)
+    answer = json.loads(second.body(3) or b"{}")
+    files = answer.get("files") or [{}]
+    return second.report(announced=True, offset=offset, status=second.status(3), sha256=files[0].get("sha256"),
+                         expected=hashlib.sha256(file_bytes).hexdigest())
+
+
 SCENARIOS = {"rapid-reset": rapid_reset, "continuation": continuation, "settings": settings, "ping": ping,
              "empty-data": empty_data, "hpack-bomb": hpack_bomb, "many-streams": many_streams,
              "never-body": never_body, "idle": idle, "undecided": undecided, "zero-window": zero_window, "refused": refused,
-             "upload": upload}
+             "upload": upload, "resume": resume}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -124,7 +124,8 @@ extension ChannelPipeline.SynchronousOperations {
     }
 
     /// The guards of one HTTP/2 stream, after the stream's conversion to HTTP/1's parts
-    /// (`HTTP2FramePayloadToHTTP1ServerCodec`): the stream's idle timeout (a stream that never sends its body), its
+    /// (`HTTP2FramePayloadToHTTP1ServerCodec`): a stream closed before its request's end made an error (as a
+    /// connection lost mid-body is over HTTP/1.1), the stream's idle timeout (a stream that never sends its body), its
     /// write timeout (a peer that never opens the stream's window), the close after a refusal (the stream is reset
     /// `linger` after the answer, its body unread) and `Expect: 100-continue` with resumable uploads' `104`.
     ///
@@ -132,6 +133,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// for a request's head (a stream's head comes whole, in one header block), and framing, which HTTP/2's own
     /// frames carry and NIO's HTTP/2 handler checks.
     package func configureGuardedHTTPStream(guards: HTTPServerGuards, resumableUploads: ResumableUploads?) throws {
+        try addHandler(StreamEndHandler())  // a stream closed mid-body is an error, not a body's end
         if let idleTimeout = guards.idleTimeout {
             try addHandler(ReadIdleHandler(timeout: idleTimeout))
         }

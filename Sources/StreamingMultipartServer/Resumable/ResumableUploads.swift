@@ -101,11 +101,11 @@ public final class ResumableUploads: @unchecked Sendable {
         package let head: HTTPResponseHead
     }
 
-    /// Offers resumption to `head` when it asks for it (an HTTP/1.1 `POST` or `PUT` of a spoken interop version
-    /// that completes the upload, on one of ``Configuration/paths``) and there is room: registers the upload and
-    /// returns its `104`.
+    /// Offers resumption to `head` when it asks for it (a `POST` or `PUT` over HTTP/1.1 or an HTTP/2 stream, of a
+    /// spoken interop version, that completes the upload, on one of ``Configuration/paths``) and there is room:
+    /// registers the upload and returns its `104`.
     package func announce(_ head: HTTPRequestHead) -> Announcement? {
-        guard head.version.major == 1, head.version.minor >= 1, head.method == .POST || head.method == .PUT,
+        guard head.version.major > 1 || head.version.minor >= 1, head.method == .POST || head.method == .PUT,
             let version = head.headers.first(name: "Upload-Draft-Interop-Version"),
             ResumableUpload.serverVersions.contains(version),
             ResumableUpload.completes(version: version, field: { head.headers.first(name: $0) }) == true,

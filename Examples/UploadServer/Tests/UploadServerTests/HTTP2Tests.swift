@@ -101,6 +101,21 @@ import Testing
         }
     }
 
+    /// Resumable uploads over HTTP/2: a form offered resumption gets its `104` with a location on its stream, and
+    /// after its connection drops mid-body, HEAD on a new connection says how much came and PATCH sends the rest;
+    /// the file's SHA-256 is the one sent.
+    @Test(.enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)))
+    func anUploadResumesOverHTTP2() async throws {
+        let server = try RunningServer(arguments: ["--http2"])
+        defer { server.stop() }
+        let report = try await Self.attack("resume", on: server, ["--hold", "20"])
+        #expect(report["announced"] as? Bool == true, "\(report)")
+        #expect((report["offset"] as? Int ?? 0) > 0, "\(report)")
+        #expect(report["status"] as? Int == 200, "\(report)")
+        #expect(report["sha256"] as? String == report["expected"] as? String, "\(report)")
+        #expect(try server.spooledFiles() == [])
+    }
+
     /// Each flood is answered with a GOAWAY (`ENHANCE_YOUR_CALM`, 11) and a close, within a bound of frames far
     /// below what the client sent, as nginx 1.25 and Go answer them; an HPACK bomb's header block is a
     /// `COMPRESSION_ERROR` (9). Of rapid reset's streams, fewer than the bound of resets are begun.
