@@ -48,7 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),  // trait Hummingbird
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),  // trait Hummingbird
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),  // trait Hummingbird
-        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.45.0"),  // trait Hummingbird: HTTP/2
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.45.0"),  // AsyncHTTPClient's; HTTP/2
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),  // trait Vapor
     ],
     targets: [
@@ -112,6 +112,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),  // interim answers on HTTP/2 streams
             ],
             swiftSettings: upcoming
         ),

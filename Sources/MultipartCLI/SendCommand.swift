@@ -286,7 +286,8 @@ struct SendCommand: AsyncParsableCommand {
                     display.note("the server no longer knows the upload (it may have restarted); sending it again")
                 }
             case .interimResponse(let interim):
-                let head = TransferReport.head(version: .http1_1, status: interim.status, headers: interim.headers)
+                let head = TransferReport.head(
+                    version: interim.version, status: interim.status, headers: interim.headers)
                 transfer.update { $0.interimHeads.append(head) }
                 // curl's -v shows an interim head without the empty line that ends it (one CRLF, one Character).
                 if verbose {

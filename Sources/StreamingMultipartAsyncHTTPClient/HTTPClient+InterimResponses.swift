@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 extension HTTPClient.Configuration {
     /// Lets `HTTPClient/upload(_:to:method:headers:options:progress:)` see the server's interim answers, which
@@ -20,12 +21,23 @@ extension HTTPClient.Configuration {
     /// ```
     ///
     /// AsyncHTTPClient itself drops interim answers and starts a body at once. This adds a handler to each HTTP/1.1
-    /// connection of the client that sees the answers' heads before AsyncHTTPClient does, and tells the upload of
-    /// the request it belongs to; the upload reports each interim answer
+    /// connection and each HTTP/2 stream of the client that sees the answers' heads before AsyncHTTPClient does, and
+    /// tells the upload of the request it belongs to; the upload reports each interim answer
     /// (``AsyncHTTPClient/HTTPClient/MultipartUploadEvent/interimResponse(_:)``). Other requests pass it untouched.
-    /// Over HTTP/2 the body starts at once, as curl sends it there. The
-    /// configuration's `http1_1ConnectionDebugInitializer` is kept and runs first.
+    /// The configuration's `http1_1ConnectionDebugInitializer` and `http2StreamChannelDebugInitializer` are kept and
+    /// run first.
     public mutating func enableInterimResponses() {
+        let previousStream = http2StreamChannelDebugInitializer
+        http2StreamChannelDebugInitializer = { channel in
+            let ready =
+                previousStream?(channel).hop(to: channel.eventLoop) ?? channel.eventLoop.makeSucceededVoidFuture()
+            return ready.flatMapThrowing {
+                // After the stream's conversion to HTTP/1's parts, as after HTTP/1.1's decoder.
+                let pipeline = channel.pipeline.syncOperations
+                let codec = try pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+                try pipeline.addHandler(InterimAnswerObserver(version: .http2), position: .after(codec))
+            }
+        }
         let previous = http1_1ConnectionDebugInitializer
         http1_1ConnectionDebugInitializer = { channel in
             let ready = previous?(channel).hop(to: channel.eventLoop) ?? channel.eventLoop.makeSucceededVoidFuture()
@@ -50,6 +62,11 @@ final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The gate of the request on the connection now, until its answer ends.
     private var gate: ContinueGate?
+    /// The protocol the heads came over, which NIO's HTTP/2 conversion does not say of an interim head; nil: as
+    /// they say.
+    private let version: HTTPVersion?
+
+    init(version: HTTPVersion? = nil) { self.version = version }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .head(var head) = unwrapOutboundIn(data),
@@ -69,7 +86,8 @@ final class InterimAnswerObserver: ChannelDuplexHandler, RemovableChannelHandler
         // AsyncHTTPClient first: at an answer's end it has finished the request before the body may go on.
         context.fireChannelRead(data)
         switch part {
-        case .head(let head):
+        case .head(var head):
+            head.version = version ?? head.version
             gate?.received(head)
         case .end:
             gate?.finished()

@@ -114,14 +114,18 @@ extension HTTPClient {
         public var status: HTTPResponseStatus
         /// Its headers, in order (`Link` for early hints; usually none).
         public var headers: HTTPHeaders
+        /// The protocol it came over: HTTP/1.1, or HTTP/2 (on the request's stream).
+        public var version: HTTPVersion
 
-        public init(status: HTTPResponseStatus, headers: HTTPHeaders = [:]) {
+        public init(status: HTTPResponseStatus, headers: HTTPHeaders = [:], version: HTTPVersion = .http1_1) {
             self.status = status
             self.headers = headers
+            self.version = version
         }
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(status)
+            hasher.combine(version.major)
             hasher.combine(headers.count)  // NIO's header equality ignores order and the names' case
         }
     }

@@ -181,7 +181,9 @@ extension HTTPClient {
         guard ContinueGate.isWatched(headers) else { return nil }
         let onEvent = options.onEvent
         let gate = ContinueGate { head in
-            onEvent?(.interimResponse(HTTPClient.InterimResponse(status: head.status, headers: head.headers)))
+            onEvent?(
+                .interimResponse(
+                    HTTPClient.InterimResponse(status: head.status, headers: head.headers, version: head.version)))
         }
         return (gate, ContinueGates.shared.register(gate))
     }

@@ -74,9 +74,14 @@ struct ResumableUploadTests {
 
     /// The big form through a front that cuts it ten times, by `client`, to a server started with `arguments`.
     func cutTenTimes(
-        _ client: Client, arguments: [String] = [], environment: [String: String] = [:], seed: UInt64
+        _ client: Client, arguments: [String] = [], environment: [String: String] = [:], seed: UInt64,
+        tls: (cert: String, key: String)? = nil
     ) async throws {
-        let server = try await offPool { try RunningServer(arguments: arguments, environment: environment) }
+        let withTLS = tls.map { ["--tls-certificate", $0.cert, "--tls-key", $0.key] } ?? []
+        let server = try await offPool { try RunningServer(arguments: arguments + withTLS, environment: environment) }
+        // With TLS, the front cuts the encrypted bytes: each cut drops an HTTP/2 connection (ALPN h2) mid-body.
+        let origin = tls == nil ? "http://127.0.0.1" : "https://localhost"
+        let trust = tls.map { ["--cacert", $0.cert] } ?? []
         let actions = Self.cuts(seed: seed)
         let front = try Front(before: server, actions: actions)
         let outbox = try Outbox()
@@ -92,7 +97,7 @@ struct ResumableUploadTests {
         switch client {
         case .send:
             let cli = try #require(Self.cli)
-            let sent = try await run(cli, ["send"] + form.sendArguments + ["http://127.0.0.1:\(front.port)/upload"])
+            let sent = try await run(cli, ["send"] + trust + form.sendArguments + ["\(origin):\(front.port)/upload"])
             #expect(sent.status == 0, "\(sent.errors)")
             answer = try JSONDecoder().decode(Answer.self, from: sent.output)
             resumptions = sent.errors.components(separatedBy: "resuming from byte").count - 1
@@ -133,6 +138,25 @@ struct ResumableUploadTests {
     @Test(.enabled(if: cli != nil, "the multipart tool was not built into this build folder (swift test at the root)"))
     func aFormCutTenTimesArrivesWholeThroughSend() async throws {
         try await cutTenTimes(.send, seed: 1)
+    }
+
+    /// The same over HTTP/2 with TLS: `send` (AsyncHTTPClient, ALPN `h2`) reads the `104` on its stream and
+    /// resumes with HEAD and PATCH on new HTTP/2 connections.
+    @Test(
+        .enabled(if: cli != nil, "the multipart tool was not built into this build folder (swift test at the root)"),
+        .enabled(if: HTTP2Tests.certificate != nil, "needs openssl to make a certificate (.ci/run installs it)"))
+    func aFormCutTenTimesArrivesWholeOverHTTP2ThroughSend() async throws {
+        let certificate = try #require(HTTP2Tests.certificate)
+        let server = try await offPool {
+            try RunningServer(arguments: ["--tls-certificate", certificate.cert, "--tls-key", certificate.key])
+        }
+        defer { server.stop() }
+        // The protocol send speaks to this server: HTTP/2 (its -i prints the 104's status line, then the 200's).
+        let cli = try #require(Self.cli)
+        let probe = try await run(
+            cli, ["send", "-i", "--cacert", certificate.cert, "-F", "a=b", "https://localhost:\(server.port)/upload"])
+        #expect(probe.text.hasPrefix("HTTP/2.0 104") && probe.text.contains("HTTP/2.0 200"), "\(probe.text)")
+        try await cutTenTimes(.send, seed: 5, tls: certificate)
     }
 
     @Test func aFormCutTenTimesArrivesWholeThroughAsyncHTTPClient() async throws {
