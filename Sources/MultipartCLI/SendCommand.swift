@@ -122,6 +122,25 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("k"), .long], help: "Accept any server certificate (HTTPS without verification).")
     var insecure = false
 
+    @Flag(
+        name: .customLong("http1.1"),
+        help: "Speak HTTP/1.1 only: over https too, where HTTP/2 is used when the server offers it (ALPN).")
+    var http11 = false  // curl's --http1.1
+
+    @Flag(
+        help: """
+            Use HTTP/2, as curl's --http2: over https, by ALPN (the default); over http, HTTP/1.1, as curl when the \
+            server takes no upgrade.
+            """)
+    var http2 = false
+
+    @Flag(
+        help: """
+            HTTP/2 without TLS (h2c) with prior knowledge, as curl's: not supported, since AsyncHTTPClient speaks \
+            HTTP/2 only after ALPN; exits 1 saying so.
+            """)
+    var http2PriorKnowledge = false
+
     @Option(
         name: [.customShort("b"), .customLong("cookie")],
         help: ArgumentHelp(
@@ -173,6 +192,12 @@ struct SendCommand: AsyncParsableCommand {
             throw ValidationError("\(self.url.debugDescription) is not an http or https URL")
         }
         guard !(fail && failWithBody) else { throw ValidationError("--fail and --fail-with-body exclude each other") }
+        guard !http2PriorKnowledge else {
+            throw ValidationError(
+                "--http2-prior-knowledge is not supported: send speaks HTTP/2 only over https, where ALPN picks it "
+                    + "(the default); for a server of h2c alone, use curl --http2-prior-knowledge")
+        }
+        guard !(http11 && http2) else { throw ValidationError("--http1.1 and --http2 exclude each other") }
         _ = try requestHeaders()
         guard retry >= 0, maxRedirs >= 0 else { throw ValidationError("--retry and --max-redirs must be 0 or more") }
         guard retryDelay >= 0, connectTimeout > 0, maxTime.map({ $0 > 0 }) ?? true, expect100Timeout >= 0 else {
@@ -464,6 +489,7 @@ struct SendCommand: AsyncParsableCommand {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: TimeAmount(milliseconds(connectTimeout))))
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.httpVersion = http11 ? .http1Only : .automatic  // automatic: HTTP/2 where ALPN picks it
         configuration.enableInterimResponses()  // the proxy is set per client by ProxyClients
         return configuration
     }

@@ -87,6 +87,26 @@ import Testing
         #expect(try server.spooledFiles() == [])
     }
 
+    /// `multipart send` speaks HTTP/2 to it by ALPN (its default, as curl's), HTTP/1.1 with `--http1.1`, and says
+    /// plainly that `--http2-prior-knowledge` is not one it can speak.
+    @Test(
+        .enabled(
+            if: RunningServer.built("multipart") != nil, "the multipart tool was not built (swift test at the root)"),
+        .enabled(if: certificate != nil, "needs openssl to make a certificate (.ci/run installs it)"),
+        .timeLimit(.minutes(2)))
+    func sendPicksItsProtocolAsCurlDoes() async throws {
+        let (cli, certificate) = (try #require(RunningServer.built("multipart")), try #require(Self.certificate))
+        let server = try RunningServer(arguments: ["--tls-certificate", certificate.cert, "--tls-key", certificate.key])
+        defer { server.stop() }
+        let url = "https://localhost:\(server.port)/upload"
+        for (flags, version) in [([], "HTTP/2.0"), (["--http2"], "HTTP/2.0"), (["--http1.1"], "HTTP/1.1")] {
+            let sent = try await run(cli, ["send", "-i", "--cacert", certificate.cert, "-F", "a=b"] + flags + [url])
+            #expect(sent.status == 0 && sent.text.contains("\(version) 200"), "\(flags): \(sent.text) \(sent.errors)")
+        }
+        let refused = try await run(cli, ["send", "--http2-prior-knowledge", "-F", "a=b", "http://127.0.0.1:1/"])
+        #expect(refused.status == 1 && refused.errors.contains("--http2-prior-knowledge is not supported"))
+    }
+
     @Test(.enabled(if: onPath("curl") != nil, "needs curl (.ci/run installs it)"), .timeLimit(.minutes(2)))
     func priorKnowledgeAndHTTP1ShareAPlainPort() async throws {
         let server = try RunningServer(arguments: ["--http2"])
