@@ -69,9 +69,12 @@ def wait_for_line(process, pattern, seconds=60):
 class HeadlessBrowser:
     """`name` ("chromium" or "firefox") started headless with a profile of its own, showing `url`."""
 
-    def __init__(self, name, url, profile, width=1000, height=900):
+    def __init__(self, name, url, profile, width=1000, height=900, trusted_spki=None):
+        """`trusted_spki`: the base64 SHA-256 of a certificate's public key that Chromium takes as trusted (a test
+        certificate's)."""
         self.name = name
         self.process = None
+        self.trusted_spki = trusted_spki
         try:
             self._start(url, profile, width, height)
         except BaseException:
@@ -83,7 +86,9 @@ class HeadlessBrowser:
             binary = shutil.which("chromium") or shutil.which("chromium-browser")
             self.process = subprocess.Popen(
                 [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
-                 f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
+                 f"--user-data-dir={profile}", f"--window-size={width},{height}"]
+                + ([f"--ignore-certificate-errors-spki-list={self.trusted_spki}"] if self.trusted_spki else [])
+                + ["about:blank"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
             self.browser = Connection(wait_for_line(self.process, r"DevTools listening on (ws://\S+)"))
             target = self.browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
