@@ -16,6 +16,7 @@ let package = Package(
         .package(path: root.appendingPathComponent("Examples/ExampleTestSupport").path),  // the tests' shared harness
         .package(path: root.path, traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // tests: a certificate
     ],
     targets: [
         .target(
@@ -52,6 +53,7 @@ let package = Package(
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"), .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),  // the HTTP/2 tests' certificate
             ]
         ),
     ],

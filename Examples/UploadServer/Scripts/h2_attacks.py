@@ -3,7 +3,9 @@
 printing one JSON line of what happened. Frames are written by hand (hyperframe, hpack: the `h2` package's parts),
 since a well-behaved client library refuses to send them; each scenario is bounded in frames and in seconds.
 
-    python3 h2_attacks.py PORT SCENARIO [--count N] [--hold SECONDS]
+    python3 h2_attacks.py PORT SCENARIO [--count N] [--hold SECONDS] [--tls]
+
+With --tls, each connection is TLS with ALPN `h2` (the server's certificate unchecked: a test's own).
 
 Scenarios (each reports `goaway`: the GOAWAY's error code or null, `closed`: whether the server closed the
 connection, `seconds`: how long that took, and what else it names):
@@ -37,6 +39,7 @@ import argparse
 import hashlib
 import json
 import socket
+import ssl
 import time
 
 import hpack
@@ -51,9 +54,18 @@ CANCEL, REFUSED_STREAM = 0x8, 0x7
 class Connection:
     """One HTTP/2 connection whose frames the scenario writes itself; reads are parsed into frames as they come."""
 
+    tls = False  # set from --tls
+
     def __init__(self, port, settings=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if Connection.tls:
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            context.set_alpn_protocols(["h2"])
+            self.sock = context.wrap_socket(self.sock, server_hostname="localhost")
+            if self.sock.selected_alpn_protocol() != "h2":
+                raise SystemExit(f"the server chose {self.sock.selected_alpn_protocol()!r}, not h2")
         self.encoder = hpack.Encoder()
         self.decoder = hpack.Decoder()
         self.buffer = b""
@@ -94,7 +106,7 @@ class Connection:
             first = False
             try:
                 data = self.sock.recv(65536)
-            except socket.timeout:
+            except (socket.timeout, ssl.SSLWantReadError):
                 continue
             except OSError:
                 data = b""
@@ -165,7 +177,8 @@ class Connection:
 
 
 def request(path="/upload", method="POST", content_type=f"multipart/form-data; boundary={BOUNDARY}", more=()):
-    fields = [(":method", method), (":scheme", "http"), (":authority", "127.0.0.1"), (":path", path)]
+    scheme = "https" if Connection.tls else "http"
+    fields = [(":method", method), (":scheme", scheme), (":authority", "127.0.0.1"), (":path", path)]
     if method in ("POST", "PATCH"):
         fields.append(("content-type", content_type))
     return fields + list(more)
@@ -377,7 +390,9 @@ if __name__ == "__main__":
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--hold", type=float, default=10)
+    parser.add_argument("--tls", action="store_true")
     arguments = parser.parse_args()
+    Connection.tls = arguments.tls
     began = time.monotonic()
     result = SCENARIOS[arguments.scenario](arguments.port, arguments.count, arguments.hold)
     result["scenario"] = arguments.scenario

@@ -137,19 +137,24 @@ import Testing
     }
 
     /// Each flood is answered with a GOAWAY (`ENHANCE_YOUR_CALM`, 11) and a close, within a bound of frames far
-    /// below what the client sent, as nginx 1.25 and Go answer them; an HPACK bomb's header block is a
-    /// `COMPRESSION_ERROR` (9). Of rapid reset's streams, fewer than the bound of resets are begun.
+    /// below what the client sent, as nginx 1.25 and Go answer them, over h2c and over TLS; an HPACK bomb's header
+    /// block is a `COMPRESSION_ERROR` (9). Of rapid reset's streams, fewer than the bound of resets are begun.
     @Test(
         .enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)),
         arguments: [
             ("rapid-reset", 11), ("continuation", 11), ("settings", 11), ("ping", 11), ("empty-data", 11),
             ("hpack-bomb", 9),
-        ])
-    func floodsAreAnsweredWithAGoAwayAndAClose(_ scenario: String, code: Int) async throws {
-        let server = try RunningServer(arguments: ["--http2"] + Self.quick)
+        ], [false, true])
+    func floodsAreAnsweredWithAGoAwayAndAClose(_ attack: (scenario: String, code: Int), tls: Bool) async throws {
+        let (scenario, code) = attack
+        // h2c with prior knowledge, or h2 by ALPN over TLS (the test certificate).
+        let certificate = try #require(tls ? Self.certificate : ("", ""))
+        let transport = tls ? ["--tls-certificate", certificate.cert, "--tls-key", certificate.key] : ["--http2"]
+        let server = try RunningServer(arguments: transport + Self.quick)
         defer { server.stop() }
         let before = try #require(server.openDescriptors())
-        let report = try await Self.attack(scenario, on: server, ["--count", "5000", "--hold", "10"])
+        let options = ["--count", "5000", "--hold", "10"] + (tls ? ["--tls"] : [])
+        let report = try await Self.attack(scenario, on: server, options)
         #expect(report["goaway"] as? Int == code, "\(report)")
         #expect(report["closed"] as? Bool == true, "\(report)")
         // Closed at once (the linger of 500 ms at most), not by a deadline of seconds.
@@ -158,7 +163,7 @@ import Testing
             #expect((report["sent"] as? Int ?? .max) < 50, "the header block's frames before the close: \(report)")
         }
         #expect((report["served"] as? Int ?? 0) < 200, "\(report)")
-        #expect(try await Self.attack("upload", on: server)["status"] as? Int == 200)
+        #expect(try await Self.attack("upload", on: server, tls ? ["--tls"] : [])["status"] as? Int == 200)
         #expect(try server.spooledFiles() == [])
         #expect(
             (server.openDescriptors() ?? .max) <= before + 2,

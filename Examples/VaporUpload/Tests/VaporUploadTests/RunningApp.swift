@@ -1,5 +1,6 @@
 import ExampleTestSupport
 import Foundation
+import NIOSSL
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
@@ -21,7 +22,8 @@ final class RunningApp: @unchecked Sendable {
         self.spool = spool
     }
 
-    /// Runs `body` with the app serving; stops it and removes its spool folder after. `small` serves `smallApp`
+    /// Runs `body` with the app serving (with `tls`, over HTTPS: HTTP/2 or HTTP/1.1 as ALPN picks); stops it and
+    /// removes its spool folder after. `small` serves `smallApp`
     /// instead of the example's routes, with a spooler of `limits`; `spooler` serves it with that spooler. `logs`, when given, gets what the app logs at
     /// `info` and above (else the app logs warnings only, as usual).
     /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
@@ -31,7 +33,8 @@ final class RunningApp: @unchecked Sendable {
         idleTimeoutSeconds: Int64 = 30,
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
         behindProxy: Bool = false, small: Bool = false, logs: (any LogHandler)? = nil,
-        spooler: MultipartSpooler? = nil, _ body: (RunningApp) async throws -> T
+        spooler: MultipartSpooler? = nil, tls: (cert: String, key: String)? = nil,
+        _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
         let app = try await Application.make(.testing)
@@ -56,6 +59,12 @@ final class RunningApp: @unchecked Sendable {
             }
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
+            if let tls {  // Vapor's own TLS, with HTTP/2 by ALPN beside HTTP/1.1
+                app.http.server.configuration.tlsConfiguration = .makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(tls.cert).map { .certificate($0) },
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
+                app.http.server.configuration.supportVersions = [.one, .two]
+            }
             try await app.server.start(address: nil)
             let port = try #require(app.http.server.shared.localAddress?.port, "the server has no port")
             let running = RunningApp(app: app, port: port, spool: spool)
