@@ -65,8 +65,10 @@ http {
 CONF
 nginx -p "$work" -c "$work/nginx.conf" &
 pids+=($!)
+# SERVER_ARGS: more of the server's options (--http2-stream-window, say).
+# shellcheck disable=SC2086
 "$server" --port 0 --spool-dir "$work/spool" --digest none --tls-certificate "$work/cert.pem" \
-  --tls-key "$work/key.pem" > "$work/server.out" 2> /dev/null &
+  --tls-key "$work/key.pem" ${SERVER_ARGS:-} > "$work/server.out" 2> /dev/null &
 pids+=($!)
 for _ in $(seq 100); do
   grep -q listening "$work/server.out" && [ -f "$work/nginx.pid" ] && break

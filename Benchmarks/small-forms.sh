@@ -5,8 +5,11 @@
 # the example does), and GETs / from the first binary for the rate of a page; ROUNDS rounds, all interleaved in
 # each. Prints each run (forms/s, p50 and p99 in ms, from h2load's per-request log), then each server's median and
 # spread, and its median rate over the page's and over Go's.
-#   Benchmarks/small-forms.sh [ROUNDS] [CONNECTIONS] [BINARY...]
-#     defaults: 5 rounds, 8 connections, the example server built for release
+#   [PROTOCOL=h1|h1-tls|h2] Benchmarks/small-forms.sh [ROUNDS] [CONNECTIONS] [BINARY...]
+#     defaults: 5 rounds, 8 connections, the example server built for release, h1 (HTTP/1.1 in plain text)
+# PROTOCOL h1-tls and h2 run every server with a test certificate (the example server with --tls-certificate, Go
+# with ServeTLS) and h2load over TLS, ALPN choosing http/1.1 (--h1) or h2 (one stream at a time a connection, as
+# HTTP/1.1 has one request); Go's net/http has no h2c without golang.org/x/net, so HTTP/2 is compared over TLS.
 set -euo pipefail
 rounds=${1:-5}
 connections=${2:-8}
@@ -19,6 +22,17 @@ if [ $# -eq 0 ]; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/small-forms.XXXXXX")
 (cd "$root/Benchmarks/Peers/go-server" && go build -o "$work/goserver" .)
+protocol=${PROTOCOL:-h1}
+case $protocol in
+  h1) scheme=http; tls=(); go_tls=(); h1=(--h1) ;;
+  h1-tls | h2)
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$work/key.pem" \
+      -out "$work/cert.pem" -days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1" 2> /dev/null
+    scheme=https; tls=(--tls-certificate "$work/cert.pem" --tls-key "$work/key.pem")
+    go_tls=("$work/cert.pem" "$work/key.pem")
+    if [ "$protocol" = h2 ]; then h1=(); else h1=(--h1); fi ;;
+  *) echo "small-forms: PROTOCOL is h1, h1-tls or h2" >&2; exit 1 ;;
+esac
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; umount "$work/spool" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/spool"
@@ -36,9 +50,10 @@ PY
 # Starts BINARY (or Go's server, for "go") on the tmpfs; sets $port.
 start() {
   if [ "$1" = go ]; then
-    "$work/goserver" "$work/spool" sha256 > "$work/server.log" 2>&1 &
+    "$work/goserver" "$work/spool" sha256 "${go_tls[@]}" > "$work/server.log" 2>&1 &
   else
-    "$1" --port 0 --spool-dir "$work/spool" > "$work/server.log" 2>&1 &
+    # Every connection comes from 127.0.0.1: the uploads-per-address share (8) lifted, as Go has none.
+    "$1" --port 0 --spool-dir "$work/spool" --max-uploads-per-peer 100000 "${tls[@]}" > "$work/server.log" 2>&1 &
   fi
   pids+=($!)
   for _ in $(seq 200); do
@@ -55,14 +70,18 @@ measure() {
   local log="$work/requests.log"
   local request=(-d "$work/form.bin" -H "content-type: multipart/form-data; boundary=SmallFormsBenchmark")
   [ "$1" = GET ] && request=()
-  h2load --h1 -n 20000 -c "$connections" -m 1 "${request[@]}" --log-file="$log" \
-    "http://127.0.0.1:$port/$([ "$1" = GET ] || echo upload)" > "$work/h2load.out"
+  rm -f "$log"  # h2load appends to it
+  h2load "${h1[@]}" -n 20000 -c "$connections" -m 1 "${request[@]}" --log-file="$log" \
+    "$scheme://127.0.0.1:$port/$([ "$1" = GET ] || echo upload)" > "$work/h2load.out"
+  grep -q "Application protocol: $([ ${#h1[@]} -eq 0 ] && echo h2 || echo http/1.1)" "$work/h2load.out" \
+    || [ "$scheme" = http ] || { echo "small-forms: not the protocol asked for: $(cat "$work/h2load.out")" >&2; exit 1; }
   python3 - "$log" "$work/h2load.out" <<'PY'
 import re, statistics, sys
 rows = [line.split("\t") for line in open(sys.argv[1]) if line.strip()]
 ok = sorted(int(row[2]) / 1000 for row in rows if row[1].startswith("2"))
 rate = float(re.search(r"finished in [0-9.]+m?s, ([0-9.]+) req/s", open(sys.argv[2]).read()).group(1))
 failed = len(rows) - len(ok)
+rate *= len(ok) / max(1, len(rows))  # answers that were not 2xx are not forms taken
 print(f"{rate:.0f} {ok[len(ok) // 2]:.2f} {ok[int(len(ok) * 0.99)]:.2f} {failed}")
 PY
 }
@@ -77,7 +96,7 @@ for round in $(seq "$rounds"); do
     read -r rate p50 p99 failed < "$work/result"
     kill "${pids[-1]}" 2>/dev/null || true
     wait "${pids[-1]}" 2>/dev/null || true
-    echo "round $round: $binary: $rate forms/s, p50 $p50 ms, p99 $p99 ms, $failed not 2xx"
+    echo "round $round ($protocol): $binary: $rate forms/s, p50 $p50 ms, p99 $p99 ms, $failed not 2xx"
     results[$binary]+="$rate "
   done
 done

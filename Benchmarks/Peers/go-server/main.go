@@ -1,8 +1,8 @@
-// goserver DIR [sha256]: the Go standard library's upload server, the peer of the example server in
+// goserver DIR [sha256|none [CERT KEY]]: the Go standard library's upload server, the peer of the example server in
 // Benchmarks/server-vs-nginx.sh. POST /upload streams each file part of a multipart/form-data body
 // (Request.MultipartReader, no ParseMultipartForm buffering) into a new file in DIR, hashing it with SHA-256 as it
 // goes when asked, and removes the file after answering; GET / answers a short page. Prints
-// "listening on 127.0.0.1:PORT" once it listens.
+// "listening on 127.0.0.1:PORT" once it listens. With CERT and KEY it serves HTTPS, HTTP/2 by ALPN as net/http does.
 package main
 
 import (
@@ -18,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: goserver DIR [sha256]")
+		fmt.Fprintln(os.Stderr, "usage: goserver DIR [sha256|none [CERT KEY]]")
 		os.Exit(2)
 	}
 	dir := os.Args[1]
@@ -77,5 +77,9 @@ func main() {
 	}
 	fmt.Printf("listening on %s\n", listener.Addr())
 	os.Stdout.Sync()
+	if len(os.Args) > 4 { // CERT KEY: HTTPS, with HTTP/2 by ALPN (net/http's own)
+		http.ServeTLS(listener, nil, os.Args[3], os.Args[4])
+		return
+	}
 	http.Serve(listener, nil)
 }

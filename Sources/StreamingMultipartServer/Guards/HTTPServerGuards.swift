@@ -134,6 +134,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// frames carry and NIO's HTTP/2 handler checks.
     package func configureGuardedHTTPStream(guards: HTTPServerGuards, resumableUploads: ResumableUploads?) throws {
         try addHandler(StreamEndHandler())  // a stream closed mid-body is an error, not a body's end
+        try addHandler(BodyCoalescingHandler())  // a read's DATA frames as one part
         if let idleTimeout = guards.idleTimeout {
             try addHandler(ReadIdleHandler(timeout: idleTimeout))
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StreamingMultipart
 import StreamingMultipartCrypto
+import StreamingMultipartHummingbird
 
 /// The digest `--digest` names.
 enum FileDigest: String, ExpressibleByArgument, CaseIterable {
@@ -42,6 +43,14 @@ struct ServerOptions: ParsableCommand {
             port (with TLS, HTTP/2 is always offered).
             """)
     var http2 = false
+    @Option(
+        help: """
+            HTTP/2: the bytes of a stream's body taken ahead of its route (its flow-control window); what a slow \
+            store makes the server hold a stream, up to --http2-streams times a connection.
+            """)
+    var http2StreamWindow = HTTP2Limits().streamWindow
+    @Option(help: "HTTP/2: the streams one connection may have open at once.")
+    var http2Streams = HTTP2Limits().maxConcurrentStreams
     @Option(help: "The most bytes one file may have.")
     var maxFileBytes: Int64 = 8 << 30
     @Option(
@@ -149,6 +158,7 @@ struct ServerOptions: ParsableCommand {
             ("--disk-budget", Double(diskBudget ?? 1)), ("--echo-bytes", Double(echoBytes)),
             ("--s3-concurrency", Double(s3Concurrency)), ("--s3-memory", Double(s3MemoryBudget)),
             ("--resume-lifetime", resumeLifetime), ("--s3-request-timeout", s3RequestTimeout),
+            ("--http2-stream-window", Double(http2StreamWindow)), ("--http2-streams", Double(http2Streams)),
         ]
         for (name, value) in positive where !(value > 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number above 0")

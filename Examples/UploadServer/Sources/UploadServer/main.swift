@@ -155,7 +155,9 @@ do {
 let server: HTTPServerBuilder =
     tls != nil || options.http2
     ? try .guardedHTTP2(
-        tls: tls, guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
+        tls: tls, guards: guards,
+        http2: HTTP2Limits(maxConcurrentStreams: options.http2Streams, streamWindow: options.http2StreamWindow),
+        idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
     : .guardedHTTP1(guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
 let app = Application(
     router: router,
