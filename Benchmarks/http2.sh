@@ -38,31 +38,11 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyou
   -out "$work/cert.pem" -days 1 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2> /dev/null
 mkdir -p "$work/spool" "$work/nginx-root/put" "$work/nginx-temp"
 
+# shellcheck source=Benchmarks/nginx-put.sh
+. "$here/nginx-put.sh"
 nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat > "$work/nginx.conf" <<CONF
-daemon off;
-worker_processes auto;
-user $(id -un);
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx-temp;
-    proxy_temp_path $work/nginx-temp;
-    fastcgi_temp_path $work/nginx-temp;
-    uwsgi_temp_path $work/nginx-temp;
-    scgi_temp_path $work/nginx-temp;
-    server {
-        listen 127.0.0.1:$nginx_port ssl http2;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        root $work/nginx-root;
-        client_max_body_size 0;
-        location /put/ { dav_methods PUT DELETE; create_full_put_path on; }
-    }
-}
-CONF
+nginx_put_conf "$work" "$nginx_port" "ssl http2" \
+  "ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;" > "$work/nginx.conf"
 nginx -p "$work" -c "$work/nginx.conf" &
 pids+=($!)
 # SERVER_ARGS: more of the server's options (--http2-stream-window, say).

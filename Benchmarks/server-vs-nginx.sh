@@ -38,32 +38,11 @@ small=${BENCHMARK_DIR:-/tmp}/streaming-multipart-upload-134217728.bin
 mkdir -p "$work/spool" "$work/go-spool" "$work/nginx-root/put" "$work/nginx-temp"
 echo "upload server" > "$work/nginx-root/index.html"
 
-# nginx: one worker a core, PUT stored under /put/ by the WebDAV module (the body goes to a temp file in the same
-# file system, then is renamed into place), GET / a small file. Debian's nginx 1.22 has the module built in. Its
-# default body buffer (16 KiB) is kept: with 1 MiB it stored 1 GiB in 2.28 s against 1.60 s.
+# nginx storing each PUT under /put/ (nginx-put.sh), GET / a small file.
+# shellcheck source=Benchmarks/nginx-put.sh
+. "$here/nginx-put.sh"
 nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat > "$work/nginx.conf" <<CONF
-daemon off;
-worker_processes auto;
-user $(id -un);
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx-temp;
-    proxy_temp_path $work/nginx-temp;
-    fastcgi_temp_path $work/nginx-temp;
-    uwsgi_temp_path $work/nginx-temp;
-    scgi_temp_path $work/nginx-temp;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        root $work/nginx-root;
-        client_max_body_size 0;
-        location /put/ { dav_methods PUT DELETE; create_full_put_path on; }
-    }
-}
-CONF
+nginx_put_conf "$work" "$nginx_port" > "$work/nginx.conf"
 nginx -p "$work" -c "$work/nginx.conf" &
 pids+=($!)
 

@@ -10,25 +10,8 @@ import Testing
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/h2_attacks.py").path
 
-    /// A self-signed certificate for localhost and 127.0.0.1, made at test time with openssl.
-    static let certificate: (cert: String, key: String)? = {
-        guard let openssl = onPath("openssl") else { return nil }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("h2-cert-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil else {
-            return nil
-        }
-        let (cert, key) = (
-            folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path
-        )
-        let made = try? runWaiting(
-            openssl,
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext",
-                "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            ])
-        return made?.status == 0 ? (cert, key) : nil
-    }()
+    /// The test certificate (ExampleTestSupport), made at test time with openssl.
+    static var certificate: (cert: String, key: String)? { testCertificate }
 
     /// The server's timeouts, small so that each attack's answer comes in seconds.
     static let quick = ["--header-timeout", "2", "--idle-timeout", "3", "--write-timeout", "3"]

@@ -14,25 +14,8 @@ import Testing
             "UploadServer/Scripts/h2_attacks.py"
         ).path
 
-    /// A self-signed certificate for localhost and 127.0.0.1, made at test time with openssl.
-    static let certificate: (cert: String, key: String)? = {
-        guard let openssl = onPath("openssl") else { return nil }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-h2-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil else {
-            return nil
-        }
-        let (cert, key) = (
-            folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path
-        )
-        let made = try? runWaiting(
-            openssl,
-            [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext",
-                "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            ])
-        return made?.status == 0 ? (cert, key) : nil
-    }()
+    /// The test certificate (ExampleTestSupport), made at test time with openssl.
+    static var certificate: (cert: String, key: String)? { testCertificate }
 
     @Test(.enabled(if: onPath("curl") != nil && certificate != nil, "needs curl and openssl (.ci/run installs them)"))
     func curlUploadsOverHTTP2ToTheStreamingRoute() async throws {
