@@ -28,11 +28,17 @@ import Testing
 
     /// The servers each scenario of the shared suite runs against: UploadServer with `quick` timeouts, and
     /// SmallUploadServer, the 30 lines a new app writes, with every default of StreamingMultipartHummingbird.
+    /// `http2Port`: UploadServer with `quick` timeouts and `--http2`, where HTTP/1.1 comes through
+    /// `.guardedHTTP2`'s plain-text port (told from h2c by its first bytes): the same guards must hold there.
     enum Server: String, CustomTestStringConvertible, CaseIterable {
-        case full, small
+        case full, small, http2Port
         var testDescription: String { rawValue }
         func start() throws -> RunningServer {
-            self == .small ? try RunningServer(small: true) : try RunningServer(arguments: HostileClientTests.quick)
+            switch self {
+            case .full: try RunningServer(arguments: HostileClientTests.quick)
+            case .small: try RunningServer(small: true)
+            case .http2Port: try RunningServer(arguments: HostileClientTests.quick + ["--http2"])
+            }
         }
     }
 
