@@ -104,6 +104,39 @@ import Testing
         }
     }
 
+    /// Under load: h2load (nghttp2's) sends 2,000 forms of 4 KiB over 16 HTTP/2 connections, 4 streams at once on
+    /// each; every form is answered 200, and the spool folder and the descriptors are back to idle after.
+    @Test(
+        .enabled(if: onPath("h2load") != nil, "needs h2load (.ci/run installs nghttp2-client)"), .timeLimit(.minutes(2))
+    )
+    func h2loadsFormsAreEachAnswered() async throws {
+        let server = try RunningServer(arguments: ["--http2"])
+        defer { server.stop() }
+        let before = try #require(server.openDescriptors())
+        let outbox = try Outbox()
+        defer { outbox.remove() }
+        let boundary = "H2LoadForm"
+        let form =
+            Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nA small form\r\n".utf8)
+            + Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f.bin\"\r\n\r\n".utf8)
+            + randomBytes(4096, seed: 7) + Array("\r\n--\(boundary)--\r\n".utf8)
+        let body = try outbox.file("form.bin", form)
+        let result = try await run(
+            try #require(onPath("h2load")),
+            [
+                "-n", "2000", "-c", "16", "-m", "4", "-d", body, "-H",
+                "content-type: multipart/form-data; boundary=\(boundary)", "http://127.0.0.1:\(server.port)/upload",
+            ])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.text.contains("2000 succeeded"), "\(result.text)")
+        #expect(result.text.contains("status codes: 2000 2xx"), "\(result.text)")
+        #expect(try server.spooledFiles() == [])
+        #expect(
+            (server.openDescriptors() ?? .max) <= before + 2,
+            "descriptors \(before) → \(server.openDescriptors() ?? -1)")
+    }
+
     /// Resumable uploads over HTTP/2: a form offered resumption gets its `104` with a location on its stream, and
     /// after its connection drops mid-body, HEAD on a new connection says how much came and PATCH sends the rest;
     /// the file's SHA-256 is the one sent.
