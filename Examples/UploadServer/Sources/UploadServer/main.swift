@@ -17,6 +17,30 @@ import StreamingMultipartServer
 // UploadServer: a form page at GET /, uploads at POST /upload, on 127.0.0.1.
 
 let options = ServerOptions.parseOrExit()  // a wrong argument: a message, the usage, exit 64
+/// Stops the server at start with what is wrong: a deployment's mistake, said before any connection.
+func stop(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("UploadServer: \(message)\n".utf8))
+    exit(1)
+}
+// The certificate and key load first: a deployment's mistake stops the server before it makes anything.
+let tls: TLSConfiguration? = {
+    guard let certificatePath = options.tlsCertificate, let keyPath = options.tlsKey else { return nil }
+    let chain: [NIOSSLCertificate]
+    let key: NIOSSLPrivateKey
+    do {
+        chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+    } catch {
+        stop("--tls-certificate \(certificatePath): no PEM certificate chain loads from it (\(error))")
+    }
+    if chain.isEmpty { stop("--tls-certificate \(certificatePath): it holds no certificate") }
+    do {
+        key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+    } catch {
+        stop("--tls-key \(keyPath): no PEM private key loads from it (\(error))")
+    }
+    return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+}()
+
 UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
 
 // Metrics first: the spooler, the budgets and the resumable uploads make theirs when they are made.
@@ -141,17 +165,6 @@ let resumableUploads =
             window: .nanoseconds(Int64(min(options.resumeWindow, 1e9) * 1e9)), paths: ["/upload"],
             lifetime: .nanoseconds(Int64(min(options.resumeLifetime, 1e9) * 1e9)))) : nil
 // HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with a certificate; h2c beside HTTP/1.1 with --http2; else HTTP/1.1 alone.
-let tls: TLSConfiguration?
-do {
-    tls = try options.tlsCertificate.map { certificate in
-        TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(file: options.tlsKey ?? "", format: .pem)))
-    }
-} catch {
-    FileHandle.standardError.write(Data("UploadServer: the TLS certificate or key does not load: \(error)\n".utf8))
-    exit(1)
-}
 let server: HTTPServerBuilder =
     tls != nil || options.http2
     ? try .guardedHTTP2(

@@ -90,6 +90,31 @@ import Testing
         #expect(refused.status == 1 && refused.errors.contains("--http2-prior-knowledge is not supported"))
     }
 
+    /// A certificate or key that does not load stops the server at start, naming the option and the file, before it
+    /// makes a spool folder.
+    @Test(.enabled(if: certificate != nil, "needs openssl to make a certificate (.ci/run installs it)"))
+    func aCertificateThatDoesNotLoadStopsTheServerByName() async throws {
+        let (binary, certificate) = (try #require(RunningServer.binary), try #require(Self.certificate))
+        let outbox = try Outbox()
+        defer { outbox.remove() }
+        let spool = outbox.url.appendingPathComponent("spool").path
+        for (tls, said) in [
+            (
+                ["--tls-certificate", "/nonexistent.pem", "--tls-key", certificate.key],
+                "--tls-certificate /nonexistent.pem"
+            ),
+            (
+                ["--tls-certificate", certificate.key, "--tls-key", certificate.key],
+                "--tls-certificate \(certificate.key)"
+            ),
+            (["--tls-certificate", certificate.cert, "--tls-key", certificate.cert], "--tls-key \(certificate.cert)"),
+        ] {
+            let result = try await run(binary, ["--port", "0", "--spool-dir", spool] + tls)
+            #expect(result.status == 1 && result.errors.contains(said), "\(tls): \(result.errors)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: spool), "a spool folder was made")
+    }
+
     @Test(.enabled(if: onPath("curl") != nil, "needs curl (.ci/run installs it)"), .timeLimit(.minutes(2)))
     func priorKnowledgeAndHTTP1ShareAPlainPort() async throws {
         let server = try RunningServer(arguments: ["--http2"])
