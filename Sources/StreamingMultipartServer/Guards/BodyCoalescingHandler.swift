@@ -6,8 +6,8 @@ import NIOHTTP1
 /// a trip through the handlers after it, the async channel and the route's reader. A 1 GiB body over HTTP/2 was
 /// 65,536 parts; joined, a part is what the stream's window let in since the route last read.
 ///
-/// Bytes are held only until the read's end (`channelReadComplete`), the request's end, or ``maxBytes``: nothing
-/// waits for more to come.
+/// Bytes are held only until the read's end (`channelReadComplete`), the request's end, an error, the stream's
+/// close, or ``maxBytes``: nothing waits for more to come.
 final class BodyCoalescingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -39,6 +39,11 @@ final class BodyCoalescingHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelInactive(context: ChannelHandlerContext) {
         flush(context: context)
         context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        flush(context: context)  // the bytes that came before the error, before it
+        context.fireErrorCaught(error)
     }
 
     private func flush(context: ChannelHandlerContext) {

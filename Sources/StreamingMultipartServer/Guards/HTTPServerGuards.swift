@@ -133,8 +133,9 @@ extension ChannelPipeline.SynchronousOperations {
     /// for a request's head (a stream's head comes whole, in one header block), and framing, which HTTP/2's own
     /// frames carry and NIO's HTTP/2 handler checks.
     package func configureGuardedHTTPStream(guards: HTTPServerGuards, resumableUploads: ResumableUploads?) throws {
+        // A read's DATA frames as one part; first, so that what it holds goes on before the error of a cut stream.
+        try addHandler(BodyCoalescingHandler())
         try addHandler(StreamEndHandler())  // a stream closed mid-body is an error, not a body's end
-        try addHandler(BodyCoalescingHandler())  // a read's DATA frames as one part
         if let idleTimeout = guards.idleTimeout {
             try addHandler(ReadIdleHandler(timeout: idleTimeout))
         }
