@@ -16,7 +16,7 @@ let package = Package(
         .package(path: root.appendingPathComponent("Examples/ExampleTestSupport").path),  // the tests' shared harness
         .package(path: root.path, traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // tests: a certificate
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // TLS: `serveTLS`
     ],
     targets: [
         .target(
@@ -27,7 +27,7 @@ let package = Package(
                 .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartVapor", package: root.lastPathComponent),
-                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Vapor", package: "vapor"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .executableTarget(
@@ -53,7 +53,6 @@ let package = Package(
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
                 .product(name: "Vapor", package: "vapor"), .product(name: "VaporTesting", package: "vapor"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),  // the HTTP/2 tests' certificate
             ]
         ),
     ],

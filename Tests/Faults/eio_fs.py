@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""A file system whose writes fail with EIO, for the fault harness's `disk-eio` (Tests/Faults/fault_harness.py).
+"""A file system whose writes fail with EIO, for the fault harness's `disk-eio` (Tests/Faults/fault_harness.py), or
+are slow, for a store slower than the network (`HTTP2Tests.aSlowDiskHoldsAStreamToItsWindow`).
 
 Device-mapper's `error` and `flakey` targets are what a kernel offers for a disk that errs; where there is no
 device-mapper (a container, this VM) FUSE still is: this is a FUSE file system (fusepy, on libfuse 2) that passes
 every call through to the folder BACKING, and answers a `write` with EIO at `--rate`, drawn by a generator seeded
-with `--seed`, as a disk that fails under a file does. Reads, creates, renames and removals always pass: the server
+with `--seed`, as a disk that fails under a file does; with `--bandwidth B`, each write first takes its length over
+B seconds (a disk of B bytes a second, per writer). Reads, creates, renames and removals always pass: the server
 must still be able to clean up.
 
 Mounts at MOUNTPOINT, prints "mounted" on one line once the mount answers, and serves until its standard input
 closes; then unmounts and prints a JSON report: the writes, and the EIOs it answered.
 
-    eio_fs.py BACKING MOUNTPOINT [--rate R] [--seed N]
+    eio_fs.py BACKING MOUNTPOINT [--rate R] [--seed N] [--bandwidth BYTES_PER_SECOND]
 """
 import argparse
 import errno
@@ -26,11 +28,13 @@ from fuse import FUSE, FuseOSError, Operations
 
 
 class FailingWrites(Operations):
-    """BACKING, passed through; a `write` fails with EIO at `rate`."""
+    """BACKING, passed through; a `write` fails with EIO at `rate`, and takes its length over `bandwidth` (bytes a
+    second) when one is given."""
 
-    def __init__(self, backing: str, rate: float, seed: int):
+    def __init__(self, backing: str, rate: float, seed: int, bandwidth: float | None = None):
         self.backing = os.path.realpath(backing)
         self.rate = rate
+        self.bandwidth = bandwidth
         self.draw = random.Random(seed)
         self.guard = threading.Lock()
         self.writes = 0
@@ -100,6 +104,8 @@ class FailingWrites(Operations):
             self.injected += failing
         if failing:
             raise FuseOSError(errno.EIO)
+        if self.bandwidth:
+            time.sleep(len(data) / self.bandwidth)
         return os.pwrite(fh, data, offset)
 
     def truncate(self, path, length, fh=None):
@@ -121,8 +127,9 @@ def main() -> int:
     parser.add_argument("mountpoint")
     parser.add_argument("--rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bandwidth", type=float)
     options = parser.parse_args()
-    operations = FailingWrites(options.backing, options.rate, options.seed)
+    operations = FailingWrites(options.backing, options.rate, options.seed, options.bandwidth)
 
     def announce_then_wait():
         for _ in range(200):

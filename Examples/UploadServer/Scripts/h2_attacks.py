@@ -31,6 +31,12 @@ connection, `seconds`: how long that took, and what else it names):
   refused        a POST of the wrong type pushing up to 64 MiB as fast as the server's window lets it: `status`, and
                  `bytesTaken`, the body the server's windows let in.
   upload         one normal form over HTTP/2: `status`.
+  slow-store     one upload of a 64 MiB form, sent as fast as the server's windows let it for --hold seconds, to a
+                 server whose store is slower than the link: `sent`; with --spool DIR (the folder the server's
+                 files reach), `spooled`: the bytes in DIR's files when the sending stopped.
+  many-uploads   N uploads (64 KiB forms) on one connection, each its head and first KiB at once, the rest of each
+                 body sent once the server has answered what it refuses: `refusedAtOnce` (statuses), `taken` (the
+                 streams left waiting for their bodies) and `finished` (their statuses).
   resume         a form offered resumption (draft-ietf-httpbis-resumable-upload, interop version 6): its `104`'s
                  location, half the body, the connection dropped; then on a new connection HEAD (the offset) and
                  PATCH with the rest: `announced`, `offset`, `status`, and `sha256` from the answer.
@@ -38,6 +44,7 @@ connection, `seconds`: how long that took, and what else it names):
 import argparse
 import hashlib
 import json
+import os
 import socket
 import ssl
 import time
@@ -55,6 +62,7 @@ class Connection:
     """One HTTP/2 connection whose frames the scenario writes itself; reads are parsed into frames as they come."""
 
     tls = False  # set from --tls
+    spool = None  # set from --spool
 
     def __init__(self, port, settings=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -347,6 +355,46 @@ def upload(port, count, hold):
     return conn.report(status=conn.status(1))
 
 
+def slow_store(port, count, hold):
+    conn = Connection(port)
+    body = form(b"s" * (64 << 20))
+    conn.write(conn.headers(1, request(more=[("content-length", str(len(body)))])))
+    sent = conn.send_body(1, body, hold)
+    spooled = None
+    if Connection.spool:
+        spooled = sum(os.path.getsize(os.path.join(folder, name))
+                      for folder, _, names in os.walk(Connection.spool) for name in names)
+    return conn.report(sent=sent, spooled=spooled, bodyBytes=len(body), status=conn.status(1))
+
+
+def many_uploads(port, count, hold):
+    """`count` uploads on one connection, each its head and a first KiB, then each finished once the server has
+    answered what it refuses: the statuses before and after."""
+    conn = Connection(port)
+    body = form(b"m" * (64 << 10))
+    streams = [2 * i + 1 for i in range(count)]
+    for stream in streams:
+        conn.write(conn.headers(stream, request(more=[("content-length", str(len(body)))]))
+                   + DataFrame(stream, data=body[:1024]).serialize())
+        conn.windows[stream] = conn.window(stream) - 1024
+        conn.windows[0] = conn.window(0) - 1024
+    # Refusals come at once; the uploads taken wait for their bodies. Read until the answers stop coming.
+    answered = lambda c: sum(1 for s in streams if c.status(s) or c.of(RstStreamFrame, s))
+    last, quiet_since = -1, time.monotonic()
+    while time.monotonic() - quiet_since < 1 and not conn.closed:
+        conn.read(0.2)
+        if answered(conn) != last:
+            last, quiet_since = answered(conn), time.monotonic()
+    early = {s: conn.status(s) for s in streams}
+    pending = [s for s in streams if early[s] is None and not conn.of(RstStreamFrame, s)]
+    for stream in pending:
+        conn.send_body(stream, body[1024:], hold)
+    conn.read(hold, until=lambda c: all(c.status(s) for s in pending))
+    tally = lambda statuses: {str(k): sum(1 for v in statuses if v == k) for k in sorted(set(statuses), key=str)}
+    return conn.report(refusedAtOnce=tally([v for v in early.values() if v is not None]), taken=len(pending),
+                       finished=tally([conn.status(s) for s in pending]))
+
+
 def resume(port, count, hold):
     file_bytes = bytes(range(256)) * 4096  # 1 MiB
     body = form(file_bytes)
@@ -382,7 +430,8 @@ def resume(port, count, hold):
 SCENARIOS = {"rapid-reset": rapid_reset, "continuation": continuation, "settings": settings, "ping": ping,
              "empty-data": empty_data, "hpack-bomb": hpack_bomb, "many-streams": many_streams,
              "never-body": never_body, "idle": idle, "undecided": undecided, "zero-window": zero_window, "refused": refused,
-             "upload": upload, "resume": resume}
+             "upload": upload, "resume": resume, "many-uploads": many_uploads,
+             "slow-store": slow_store}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -391,8 +440,10 @@ if __name__ == "__main__":
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--hold", type=float, default=10)
     parser.add_argument("--tls", action="store_true")
+    parser.add_argument("--spool")
     arguments = parser.parse_args()
     Connection.tls = arguments.tls
+    Connection.spool = arguments.spool
     began = time.monotonic()
     result = SCENARIOS[arguments.scenario](arguments.port, arguments.count, arguments.hold)
     result["scenario"] = arguments.scenario

@@ -254,4 +254,81 @@ import Testing
             (server.openDescriptors() ?? .max) <= before + 2,
             "descriptors \(before) → \(server.openDescriptors() ?? -1)")
     }
+
+    /// One connection's uploads take no more slots than its address's share (`--max-uploads-per-peer`), however many
+    /// streams it may open: its twelve uploads at once get five slots, the other seven a 429 at once, and the five
+    /// finish whole.
+    @Test(.enabled(if: python(with: "h2") != nil, "needs Python's h2 (.ci/run installs it)"), .timeLimit(.minutes(2)))
+    func oneConnectionsUploadsTakeItsAddressShare() async throws {
+        let server = try RunningServer(arguments: ["--http2", "--max-uploads-per-peer", "5"] + Self.quick)
+        defer { server.stop() }
+        let many = try await Self.attack("many-uploads", on: server, ["--count", "12", "--hold", "10"])
+        #expect(many["refusedAtOnce"] as? [String: Int] == ["429": 7], "\(many)")
+        #expect(many["taken"] as? Int == 5 && many["finished"] as? [String: Int] == ["200": 5], "\(many)")
+        #expect(many["goaway"] is NSNull, "the connection goes on: \(many)")
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// A disk slower than the link (Tests/Faults/eio_fs.py at 2 MB/s) holds an upload's stream to its window: the
+    /// client gets to send no more than the window (1 MiB) and the reads in hand past what reached the disk, and the
+    /// server's memory stays put, however fast the client could send the rest of its 64 MiB.
+    @Test(
+        .enabled(
+            if: FaultHarnessTests.canMountFUSE && python(with: "h2") != nil,
+            "needs root, FUSE (apt fuse, pip fusepy: Tests/Faults/eio_fs.py) and Python's h2 (.ci/run installs them)"),
+        .timeLimit(.minutes(2)))
+    func aSlowDiskHoldsAStreamToItsWindow() async throws {
+        let disk = try SlowDisk(bandwidth: 2_000_000)
+        defer { disk.unmount() }
+        let server = try RunningServer(arguments: ["--http2", "--spool-dir", disk.mountPoint])
+        defer { server.stop() }
+        let before = try #require(server.residentKiB())
+        let slow = try await Self.attack("slow-store", on: server, ["--hold", "6", "--spool", disk.backing])
+        let sent = try #require(slow["sent"] as? Int, "\(slow)")
+        let spooled = try #require(slow["spooled"] as? Int, "\(slow)")
+        #expect(spooled > 0 && sent < 32 << 20, "the disk was not slower than the link: \(slow)")
+        #expect(sent - spooled <= 2 << 20, "more than a window and the reads in hand ahead of the disk: \(slow)")
+        let grown = (server.residentKiB() ?? .max) - before
+        #expect(grown < 24 << 10, "the server's memory grew \(grown) KiB: \(slow)")
+    }
 }
+
+/// A folder on Tests/Faults/eio_fs.py (FUSE) whose writes go at `bandwidth` bytes a second, over a backing folder
+/// the test reads directly; mounted at init, unmounted (and both removed) by ``unmount()``.
+private final class SlowDisk {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("slow-disk-\(UUID().uuidString)")
+    var backing: String { root.appendingPathComponent("backing").path }
+    var mountPoint: String { root.appendingPathComponent("mount").path }
+    private let process = Process()
+    private let input = Pipe()
+
+    init(bandwidth: Int) throws {
+        for folder in [backing, mountPoint] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
+        process.arguments = [
+            FaultHarnessTests.faults.appendingPathComponent("eio_fs.py").path, backing, mountPoint, "--rate", "0",
+            "--bandwidth", String(bandwidth),
+        ]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: try firstLine(of: process, from: output, within: 30), as: UTF8.self)
+        guard line.hasPrefix("mounted") else {
+            unmount()
+            throw Failure(message: "Tests/Faults/eio_fs.py did not mount: \(line)")
+        }
+    }
+
+    struct Failure: Error { let message: String }
+
+    /// Closes the file system's standard input, which unmounts it, waits for it, and removes both folders.
+    func unmount() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+

@@ -6,7 +6,9 @@ import VaporUpload
 // `swift run VaporUploadServer serve --hostname 127.0.0.1 --port 8080`; SPOOL_DIR sets the spool folder (a folder
 // of its own in the temporary directory by default), and KIT_ROUTE_MAX_BYTES mounts the MultipartKit comparison
 // route, which collects each body in memory up to that size (off by default). BEHIND_PROXY=1 says the app runs
-// behind the nginx of Deploy/ (its X-Forwarded-For names the client); MAX_UPLOADS sets the upload slots (64).
+// behind the nginx of Deploy/ (its X-Forwarded-For names the client); MAX_UPLOADS sets the upload slots (64) and
+// MAX_UPLOADS_PER_PEER one address's share of them (8). TLS_CERTIFICATE and TLS_KEY (PEM files) serve HTTPS, with
+// HTTP/2 by ALPN beside HTTP/1.1 (`serveTLS`).
 UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
 let environment = try Environment.detect()
 let app = try await Application.make(environment)
@@ -18,6 +20,14 @@ do {
     settings.kitRouteMaxBytes = Environment.get("KIT_ROUTE_MAX_BYTES").flatMap { Int($0) }
     settings.behindProxy = Environment.get("BEHIND_PROXY") == "1"
     if let slots = Environment.get("MAX_UPLOADS").flatMap({ Int($0) }) { settings.admission.maxUploads = max(1, slots) }
+    if let share = Environment.get("MAX_UPLOADS_PER_PEER").flatMap({ Int($0) }) {
+        settings.admission.maxUploadsPerPeer = max(1, share)
+    }
+    switch (Environment.get("TLS_CERTIFICATE"), Environment.get("TLS_KEY")) {
+    case (let certificate?, let key?): try app.serveTLS(certificate: certificate, key: key)
+    case (nil, nil): break
+    default: throw SettingError(message: "TLS_CERTIFICATE and TLS_KEY go together: set both, or neither")
+    }
     try routes(app, settings: settings)
     try await app.execute()
 } catch {
@@ -26,3 +36,9 @@ do {
     throw error
 }
 try await app.asyncShutdown()
+
+/// A setting of the environment that cannot be served, named.
+struct SettingError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

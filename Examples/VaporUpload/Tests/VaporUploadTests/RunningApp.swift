@@ -1,6 +1,5 @@
 import ExampleTestSupport
 import Foundation
-import NIOSSL
 import StreamingMultipart
 import StreamingMultipartCrypto
 import StreamingMultipartNIO
@@ -59,12 +58,7 @@ final class RunningApp: @unchecked Sendable {
             }
             app.http.server.configuration.hostname = "127.0.0.1"
             app.http.server.configuration.port = 0
-            if let tls {  // Vapor's own TLS, with HTTP/2 by ALPN beside HTTP/1.1
-                app.http.server.configuration.tlsConfiguration = .makeServerConfiguration(
-                    certificateChain: try NIOSSLCertificate.fromPEMFile(tls.cert).map { .certificate($0) },
-                    privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
-                app.http.server.configuration.supportVersions = [.one, .two]
-            }
+            if let tls { try app.serveTLS(certificate: tls.cert, key: tls.key) }
             try await app.server.start(address: nil)
             let port = try #require(app.http.server.shared.localAddress?.port, "the server has no port")
             let running = RunningApp(app: app, port: port, spool: spool)
