@@ -53,7 +53,7 @@ python3 - "$work/form.bin" <<'PY'
 import os, sys
 boundary = b"SmallFormsBenchmark"
 body = (b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nA small form\r\n"
-        + b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"photos\"; filename=\"f.bin\"\r\n"
+        + b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"photos[]\"; filename=\"f.bin\"\r\n"
         + b"Content-Type: application/octet-stream\r\n\r\n" + os.urandom(4096) + b"\r\n--" + boundary + b"--\r\n")
 open(sys.argv[1], "wb").write(body)
 PY

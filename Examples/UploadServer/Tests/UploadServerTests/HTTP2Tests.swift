@@ -331,4 +331,3 @@ private final class SlowDisk {
         try? FileManager.default.removeItem(at: root)
     }
 }
-

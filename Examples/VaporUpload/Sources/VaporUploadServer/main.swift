@@ -10,7 +10,8 @@ import VaporUpload
 // MAX_UPLOADS_PER_PEER one address's share of them (8). TLS_CERTIFICATE and TLS_KEY (PEM files) serve HTTPS, with
 // HTTP/2 by ALPN beside HTTP/1.1 (`serveTLS`).
 UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
-let environment = try Environment.detect()
+var environment = try Environment.detect()
+try LoggingSystem.bootstrap(from: &environment)  // `--log warning` or LOG_LEVEL, as Vapor's template reads them
 let app = try await Application.make(environment)
 let spool =
     Environment.get("SPOOL_DIR").map { URL(fileURLWithPath: $0) }
