@@ -29,8 +29,9 @@ package struct ContinuousMultipartClock: MultipartClock {
 
     package var now: ContinuousClock.Instant { .now }
 
+    /// Sleeps on the one timer every such sleep shares (``SleepQueue``), not a timer of its own.
     package func sleep(until deadline: ContinuousClock.Instant) async throws {
-        try await Task.sleep(until: deadline, clock: .continuous)
+        try await SleepQueue.shared.sleep(until: deadline)
     }
 }
 
