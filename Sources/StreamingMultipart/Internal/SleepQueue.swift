@@ -158,8 +158,15 @@ package final class SleepQueue: Sendable {
         }
     }
 
-    /// How many sleeps are under way now (for tests).
-    package var waiting: Int { state.withLock { $0.sleepers.count } }
+    /// How many sleeps are under way now, begun or waiting (for tests: none is left behind).
+    package var underWay: Int { state.withLock { $0.sleepers.count } }
+
+    /// How many sleeps wait on the timer now, their deadlines in the heap (for tests).
+    package var waiting: Int {
+        state.withLock { state in
+            state.sleepers.values.count { if case .waiting = $0 { true } else { false } }
+        }
+    }
 
     /// How many entries the heap holds now, ended sleeps' included (for tests: its bound).
     package var entries: Int { state.withLock { $0.heap.count } }

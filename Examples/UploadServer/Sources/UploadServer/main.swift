@@ -197,9 +197,22 @@ if let metricsRegistry, let metricsPort = options.metricsPort {
 logger.info(
     "limits: \(connections.limit) connections and \(admission.configuration.maxUploads) uploads at once (\(admission.configuration.maxUploadsPerPeer) per address), a disk budget of \(budget.bytes) bytes, header timeout \(options.headerTimeout) s, body at least \(options.bodyRate) B/s over \(options.bodyWindow) s"
 )
-try await ServiceGroup(  // until SIGINT or SIGTERM
-    configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-).run()
+do {
+    try await ServiceGroup(  // until SIGINT or SIGTERM
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    ).run()
+} catch {
+    // A port another process holds is the usual reason: said so, with the option that sets it, not a backtrace.
+    let ports = ["--port \(options.port)"] + (options.metricsPort.map { ["--metrics-port \($0)"] } ?? [])
+    let said =
+        (error as? IOError)?.errnoCode == EADDRINUSE
+        ? "127.0.0.1 is already listening on \(ports.joined(separator: " or ")) (another process holds it): "
+            + "choose another port, or 0 for a free one"
+        : "the server stopped: \(error)"
+    FileHandle.standardError.write(Data("UploadServer: \(said)\n".utf8))
+    if madeSpoolDirectory { try? FileManager.default.removeItem(atPath: spoolDirectory) }
+    exit(1)
+}
 if madeSpoolDirectory {
     try? FileManager.default.removeItem(atPath: spoolDirectory)  // empty: every upload's files went with its request
 }
