@@ -15,12 +15,12 @@
 /// ```swift
 /// try await SleepQueue.shared.sleep(until: .now + .seconds(10))  // CancellationError when the task is cancelled
 /// ```
-package final class SleepQueue: Sendable {
+final class SleepQueue: Sendable {
     /// The continuous clock's queue.
-    package static let shared = SleepQueue()
+    static let shared = SleepQueue()
 
     /// A queue of its own (a test's); the continuous clock uses ``shared``.
-    package init() {}
+    init() {}
 
     /// One sleep's place in the heap; the heap is ordered by `deadline`, then by `id` (the order sleeps began).
     private struct Entry: Comparable, Sendable {
@@ -83,7 +83,7 @@ package final class SleepQueue: Sendable {
     /// Sleeps until `deadline` (returns at once when it has passed).
     ///
     /// - Throws: `CancellationError` when the task is cancelled, at once, before or during the sleep.
-    package func sleep(until deadline: ContinuousClock.Instant) async throws {
+    func sleep(until deadline: ContinuousClock.Instant) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -159,17 +159,17 @@ package final class SleepQueue: Sendable {
     }
 
     /// How many sleeps are under way now, begun or waiting (for tests: none is left behind).
-    package var underWay: Int { state.withLock { $0.sleepers.count } }
+    var underWay: Int { state.withLock { $0.sleepers.count } }
 
     /// How many sleeps wait on the timer now, their deadlines in the heap (for tests).
-    package var waiting: Int {
+    var waiting: Int {
         state.withLock { state in
             state.sleepers.values.count { if case .waiting = $0 { true } else { false } }
         }
     }
 
     /// How many entries the heap holds now, ended sleeps' included (for tests: its bound).
-    package var entries: Int { state.withLock { $0.heap.count } }
+    var entries: Int { state.withLock { $0.heap.count } }
 }
 
 /// A binary min-heap: `first` is the least element; `insert` and `removeFirst` take O(log n).
