@@ -32,9 +32,11 @@ do {
     try routes(app, settings: settings)
     try await app.execute()
 } catch {
+    // Said once, by the logger (a setting that cannot be served, a port in use), then exit 1: rethrown at the top
+    // level it was a fatal error with a backtrace.
     app.logger.report(error: error)
     try? await app.asyncShutdown()
-    throw error
+    exit(1)
 }
 try await app.asyncShutdown()
 
