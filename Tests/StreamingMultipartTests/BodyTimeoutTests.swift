@@ -157,6 +157,39 @@ import Testing
         #expect(try folder.contents() == [])
     }
 
+    /// The same on the continuous clock, where the watchdog is an alarm of the one sleep queue, not a task: a body
+    /// that sends half a file and then waits forever is cut, and its file removed. (No duration is read: a broken
+    /// alarm hangs the test until its time limit.)
+    @Test(.timeLimit(.minutes(1)))
+    func theContinuousClocksAlarmCutsAStalledBody() async throws {
+        struct Stalled: AsyncSequence, Sendable {
+            struct AsyncIterator: AsyncIteratorProtocol {
+                var sent = false
+                mutating func next() async throws -> [UInt8]? {
+                    guard sent else {
+                        sent = true
+                        return Array(
+                            "--\(SlowUpload.boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n"
+                                .utf8) + [UInt8](repeating: 7, count: 4096)
+                    }
+                    try await Task.sleep(for: .seconds(3600))  // until the watchdog's cancel
+                    return nil
+                }
+            }
+            func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+        }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var limits = MultipartSpooler.Limits.default
+        limits.bodyTimeout = MultipartBodyTimeout(minimumBytesPerSecond: 1000, window: .milliseconds(200))
+        let spooler = MultipartSpooler(directory: folder.url, limits: limits)
+        let error = await #expect(throws: MultipartError.self) {
+            try await spooler.spool(Stalled(), contentType: Self.contentType)
+        }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(try folder.contents() == [])
+    }
+
     @Test func theSpoolerCutsAClientThatStopsSendingAndLeavesNothing() async throws {
         // Half the file, then nothing: the source's next() never returns until its task is cancelled. Idle
         // timeouts restart on every chunk; this is the case that only a watchdog beside the read can cut.

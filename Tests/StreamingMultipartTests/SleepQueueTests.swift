@@ -70,4 +70,23 @@ import Testing
         long.cancel()
         _ = try? await long.value
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anAlarmRunsAtItsDeadlineUnlessCancelled() async throws {
+        let queue = SleepQueue()
+        let ran = LockedValue<[String]>([])
+        let cancelled = queue.schedule(at: .now + .milliseconds(10)) { ran.withLock { $0.append("cancelled") } }
+        queue.cancelAlarm(cancelled)
+        let deadline = ContinuousClock.now + .milliseconds(20)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            _ = queue.schedule(at: deadline) {
+                ran.withLock { $0.append(ContinuousClock.now >= deadline ? "on time" : "early") }
+                done.resume()
+            }
+        }
+        // Later than the cancelled one's deadline, which would have run first.
+        try await queue.sleep(until: .now + .milliseconds(20))
+        #expect(ran.withLock { $0 } == ["on time"])
+        #expect(queue.underWay == 0)
+    }
 }

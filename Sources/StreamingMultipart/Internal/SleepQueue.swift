@@ -36,6 +36,19 @@ final class SleepQueue: Sendable {
         case begun
         case waiting(CheckedContinuation<Void, any Error>, deadline: ContinuousClock.Instant)
         case cancelledEarly
+        /// An alarm (``schedule(at:_:)``): an action the timer runs at the deadline, no task waiting on it.
+        case alarm(@Sendable () -> Void, deadline: ContinuousClock.Instant)
+    }
+
+    /// What comes due: continuations to resume, and alarms' actions to run.
+    private struct Due {
+        var continuations: [CheckedContinuation<Void, any Error>] = []
+        var actions: [@Sendable () -> Void] = []
+
+        func run() {
+            for continuation in continuations { continuation.resume() }
+            for action in actions { action() }
+        }
     }
 
     /// What changes together: the sleepers, the heap of their deadlines, and the timer task with its deadline.
@@ -47,17 +60,23 @@ final class SleepQueue: Sendable {
         var timer: (deadline: ContinuousClock.Instant, generation: UInt64, task: Task<Void, Never>)?
         var generation: UInt64 = 0
 
-        /// Takes every sleeper whose deadline is at or before `now` off the heap; their continuations.
-        mutating func due(at now: ContinuousClock.Instant) -> [CheckedContinuation<Void, any Error>] {
-            var woken: [CheckedContinuation<Void, any Error>] = []
+        /// Takes every sleeper and alarm whose deadline is at or before `now` off the heap.
+        mutating func due(at now: ContinuousClock.Instant) -> Due {
+            var due = Due()
             while let first = heap.first, first.deadline <= now {
                 heap.removeFirst()
-                if case .waiting(let continuation, _) = sleepers[first.id] {
+                switch sleepers[first.id] {
+                case .waiting(let continuation, _):
                     sleepers[first.id] = nil
-                    woken.append(continuation)
+                    due.continuations.append(continuation)
+                case .alarm(let action, _):
+                    sleepers[first.id] = nil
+                    due.actions.append(action)
+                case .begun, .cancelledEarly, nil:
+                    break
                 }
             }
-            return woken
+            return due
         }
 
         /// The earliest deadline of a sleeper still waiting, dropping ended ones from the heap's top.
@@ -72,8 +91,10 @@ final class SleepQueue: Sendable {
             guard heap.count > 2 * sleepers.count + 64 else { return }
             heap = MinimumHeap(
                 sleepers.compactMap { id, sleeper in
-                    guard case .waiting(_, let deadline) = sleeper else { return nil }
-                    return Entry(deadline: deadline, id: id)
+                    switch sleeper {
+                    case .waiting(_, let deadline), .alarm(_, let deadline): Entry(deadline: deadline, id: id)
+                    case .begun, .cancelledEarly: nil
+                    }
                 })
         }
     }
@@ -113,11 +134,31 @@ final class SleepQueue: Sendable {
                 case .begun:
                     state.sleepers[id] = .cancelledEarly  // its continuation, when made, resumes at once
                     return nil
-                case .cancelledEarly, nil:  // woken already
+                case .cancelledEarly, .alarm, nil:  // woken already (an id is a sleep's or an alarm's, never both)
                     return nil
                 }
             }
             continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Runs `action` on the timer's task at `deadline` (at once when it has passed), unless ``cancelAlarm(_:)``
+    /// comes first; the alarm's id. No task waits on it: a body's watchdog is an alarm, not a task of its own.
+    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        let (id, staleTimer) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
+            state.nextID += 1
+            state.sleepers[state.nextID] = .alarm(action, deadline: deadline)
+            state.insert(Entry(deadline: deadline, id: state.nextID))
+            return (state.nextID, armTimer(&state, for: deadline))
+        }
+        staleTimer?.cancel()
+        return id
+    }
+
+    /// Takes the alarm `id` off the queue: its action does not run, unless it has begun to.
+    func cancelAlarm(_ id: UInt64) {
+        state.withLock { state in
+            if case .alarm = state.sleepers[id] { state.sleepers[id] = nil }
         }
     }
 
@@ -144,15 +185,14 @@ final class SleepQueue: Sendable {
                 return  // replaced by a timer for an earlier deadline
             }
             let now = ContinuousClock.now
-            let (woken, next) = state.withLock {
-                state -> ([CheckedContinuation<Void, any Error>], ContinuousClock.Instant?) in
-                guard state.timer?.generation == generation else { return ([], nil) }
-                let woken = state.due(at: now)
+            let (due, next) = state.withLock { state -> (Due, ContinuousClock.Instant?) in
+                guard state.timer?.generation == generation else { return (Due(), nil) }
+                let due = state.due(at: now)
                 let next = state.earliest()
                 if let next { state.timer?.deadline = next } else { state.timer = nil }
-                return (woken, next)
+                return (due, next)
             }
-            for continuation in woken { continuation.resume() }
+            due.run()  // outside the lock: an alarm may schedule again
             guard let next else { return }
             deadline = next
         }
@@ -161,10 +201,15 @@ final class SleepQueue: Sendable {
     /// How many sleeps are under way now, begun or waiting (for tests: none is left behind).
     var underWay: Int { state.withLock { $0.sleepers.count } }
 
-    /// How many sleeps wait on the timer now, their deadlines in the heap (for tests).
+    /// How many sleeps and alarms wait on the timer now, their deadlines in the heap (for tests).
     var waiting: Int {
         state.withLock { state in
-            state.sleepers.values.count { if case .waiting = $0 { true } else { false } }
+            state.sleepers.values.count {
+                switch $0 {
+                case .waiting, .alarm: true
+                case .begun, .cancelledEarly: false
+                }
+            }
         }
     }
 

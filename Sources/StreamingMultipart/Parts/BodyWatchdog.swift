@@ -1,8 +1,13 @@
-/// A body's ``BodyClock`` shared between the task that reads the body (which counts each chunk) and a watchdog task
-/// (``watch()``) that sleeps until the rule would break and then checks it: the reader's chunks alone cannot tell
-/// that a client sent nothing at all.
+/// A body's ``BodyClock`` shared between the task that reads the body (which counts each chunk) and an alarm
+/// (``startAlarm(_:)``) that wakes when the rule would break and then checks it: the reader's chunks alone cannot
+/// tell that a client sent nothing at all.
 ///
-/// A class, since both tasks hold it; its clock is behind a lock, taken once a chunk and once a wake-up.
+/// On the continuous clock the alarm is an entry of ``SleepQueue``'s, not a task: a small form read whole before
+/// its window ends costs a heap insertion and a removal (a task sleeping beside each body cost a form two tasks and
+/// their thread wake-ups). On another clock (a test's) it is a task that sleeps on that clock.
+///
+/// A class, since the reader and the alarm hold it; its clock is behind a lock, taken once a chunk and once a
+/// wake-up.
 package final class BodyWatchdog: Sendable {
     /// The watchdog of the body the current task reads, bound while the spooler reads it: a body that waits on
     /// something other than its client (a resumable upload waiting for the client to reconnect) pauses it.
@@ -14,6 +19,7 @@ package final class BodyWatchdog: Sendable {
         var clock: BodyClock
         var broken: MultipartError?
         var pauses = 0
+        var alarm = Alarm.none
 
         /// Runs one of the clock's checks, keeping the error it throws.
         mutating func checking(_ check: (inout BodyClock) throws -> Void) throws {
@@ -25,6 +31,14 @@ package final class BodyWatchdog: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Where the alarm is: not started, an entry of the sleep queue, a task on another clock, or stopped for good.
+    private enum Alarm {
+        case none
+        case queued(UInt64)
+        case task(Task<Void, Never>)
+        case stopped
     }
 
     private let state: LockedValue<State>
@@ -73,9 +87,65 @@ package final class BodyWatchdog: Sendable {
         try state.withLock { try $0.checking { try $0.received(count, at: now) } }
     }
 
+    /// Calls `breaking` once, when the rule breaks (``failure`` then holds its error), unless ``stopAlarm()`` comes
+    /// first.
+    func startAlarm(_ breaking: @escaping @Sendable () -> Void) {
+        guard time is ContinuousMultipartClock else {
+            let task = Task { [self] in
+                do {
+                    try await watch()
+                } catch {
+                    if failure != nil { breaking() }
+                }
+            }
+            let stopped = state.withLock { state -> Bool in
+                if case .stopped = state.alarm { return true }
+                state.alarm = .task(task)
+                return false
+            }
+            if stopped { task.cancel() }
+            return
+        }
+        queueAlarm(breaking)
+    }
+
+    /// Puts the alarm on the sleep queue at the instant the rule would break; when it wakes, checks the rule and
+    /// calls `breaking`, or queues itself again (the body brought bytes, or waited on the store, meanwhile).
+    private func queueAlarm(_ breaking: @escaping @Sendable () -> Void) {
+        let wake = state.withLock { [now = time.now] in $0.clock.breaksAt(now: now) }
+        let id = SleepQueue.shared.schedule(at: wake) { [self] in
+            let now = time.now
+            do {
+                try state.withLock { try $0.checking { try $0.check(at: now) } }
+                queueAlarm(breaking)
+            } catch {
+                breaking()
+            }
+        }
+        let stopped = state.withLock { state -> Bool in
+            if case .stopped = state.alarm { return true }
+            state.alarm = .queued(id)
+            return false
+        }
+        if stopped { SleepQueue.shared.cancelAlarm(id) }
+    }
+
+    /// Stops the alarm for good: the body is read (or given up).
+    func stopAlarm() {
+        let alarm = state.withLock { state -> Alarm in
+            defer { state.alarm = .stopped }
+            return state.alarm
+        }
+        switch alarm {
+        case .queued(let id): SleepQueue.shared.cancelAlarm(id)
+        case .task(let task): task.cancel()
+        case .none, .stopped: break
+        }
+    }
+
     /// Sleeps until the rule breaks, then throws its ``MultipartError/Code/timedOut``; cancelling the task ends it
     /// with `CancellationError`.
-    func watch() async throws {
+    private func watch() async throws {
         while true {
             let wake = state.withLock { [now = time.now] in $0.clock.breaksAt(now: now) }
             try await time.sleep(until: wake)

@@ -50,7 +50,7 @@ extension MultipartSpooler {
 }
 
 /// An urlencoded body sent to ``MultipartSpooler/spool(_:contentType:contentEncoding:isolation:)``, moved to the
-/// task that reads it (the child task beside the watchdog, or the caller's); nothing else touches it.
+/// task that reads it (the spool's own task under a body timeout, or the caller's); nothing else touches it.
 struct CollectingURLEncoded<Body: AsyncSequence>: FormCollecting, @unchecked Sendable
 where Body.Element: MultipartChunk {
     let spooler: MultipartSpooler

@@ -26,7 +26,7 @@ import Tracing
 /// cancelled task: each throws, and each file the form had spooled is removed before the error reaches the caller.
 ///
 /// A body that arrives too slowly fails under ``Limits/bodyTimeout`` (on by default), even if it stops altogether:
-/// the spool then runs in a child task beside a watchdog that cancels it when the rule breaks. A ``DiskBudget``
+/// the spool then runs in a task of its own, which the watchdog's alarm cancels when the rule breaks. A ``DiskBudget``
 /// bounds the disk that all uploads of one spooler hold at once.
 ///
 /// Files are written with blocking `write(2)` calls on the calling task, as `FileChunks` reads: meant for a local
@@ -139,7 +139,7 @@ public struct MultipartSpooler: Sendable {
     ///     the body under ``maxURLEncodedBodyBytes``.
     ///   - contentEncoding: the request's `Content-Encoding`: `gzip`, `x-gzip`, `deflate` or nil.
     ///   - isolation: the caller's actor, which the parse and the writes run on (no hop per chunk) when there is
-    ///     no ``Limits/bodyTimeout``; with one, they run in a child task beside the watchdog.
+    ///     no ``Limits/bodyTimeout``; with one, they run in a task of their own, which the watchdog cancels.
     /// - Throws: what ``MultipartBoundary/init(contentType:)`` and the parser throw;
     ///   ``MultipartError/Code/limitExceeded`` naming the limit; ``MultipartError/Code/invalidLimit``;
     ///   ``MultipartError/Code/writeFailed`` when a file cannot be created or written, with the ``SystemCallError``
@@ -187,32 +187,29 @@ public struct MultipartSpooler: Sendable {
         }
     }
 
-    /// Runs `collecting` on this task, or in a child task beside `watchdog` when there is one.
+    /// Runs `collecting` on this task, or, when there is a `watchdog`, in a task that its alarm cancels when the body
+    /// breaks the rule (a body that stalls waits in a read only a cancel ends); this task waits for that one, and
+    /// passes its own cancel on to it.
     private func collect(
         _ collecting: any FormCollecting, watchdog: BodyWatchdog?, isolation: isolated (any Actor)?
     ) async throws -> SpooledForm {
         guard let watchdog else { return try await collecting.collect(isolation: isolation) }
-        // The body (sent here) and the parts made of it go to the child task; this task never touches them again.
-        let form: SpooledForm? = try await withThrowingTaskGroup(of: SpooledForm?.self) { group in
-            group.addTask {
-                try await BodyWatchdog.$reading.withValue(watchdog) { try await collecting.collect(isolation: nil) }
-            }
-            group.addTask {
-                try await watchdog.watch()  // returns only by throwing: the timeout, or cancellation
-                return nil
-            }
-            defer { group.cancelAll() }
-            do {
-                return try await group.next() ?? nil
-            } catch {
-                // The watchdog's timeout comes first; the spool, cancelled by it, removes its files and ends.
-                group.cancelAll()
-                while (try? await group.next()) != nil {}
-                throw watchdog.failure ?? error
-            }
+        // The body (sent here) and the parts made of it go to the reading task; this task never touches them again.
+        let reading = Task {
+            try await BodyWatchdog.$reading.withValue(watchdog) { try await collecting.collect(isolation: nil) }
         }
-        guard let form else { throw watchdog.failure ?? CancellationError() }
-        return form
+        watchdog.startAlarm { reading.cancel() }
+        defer { watchdog.stopAlarm() }
+        do {
+            // The watchdog's timeout comes first; the spool, cancelled by it, removes its files and ends.
+            return try await withTaskCancellationHandler {
+                try await reading.value
+            } onCancel: {
+                reading.cancel()
+            }
+        } catch {
+            throw watchdog.failure ?? error
+        }
     }
 
     /// Collects the form's parts: fields into memory, files into the spool folder; on any failure, removes what it
