@@ -123,7 +123,12 @@ package final class BodyWatchdog: Sendable {
             }
         }
         let stopped = state.withLock { state -> Bool in
-            if case .stopped = state.alarm { return true }
+            switch state.alarm {
+            case .stopped: return true
+            // An alarm due at once may have run and queued its next (a later id) before this line: keep that one.
+            case .queued(let newer) where newer > id: return false
+            case .none, .queued, .task: break
+            }
             state.alarm = .queued(id)
             return false
         }
