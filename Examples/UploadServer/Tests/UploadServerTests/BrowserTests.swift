@@ -6,7 +6,9 @@ import Testing
 /// `\`: the browsers serialise the form, the server reports what arrived, the page shows it, and a screenshot is
 /// taken of the page with the result on screen. Chromium does it over HTTP/2 with TLS too (the test certificate,
 /// trusted by its public key), as a browser reaches a server with TLS.
-@Suite(.serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"))
+@Suite(
+    .serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
+    .timeLimit(.minutes(5)))
 struct BrowserTests {
     static let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/browser_upload.py").path

@@ -13,7 +13,7 @@ import FoundationNetworking
 
 /// Real clients against the running server on 127.0.0.1: every file it reports matches what was sent, by SHA-256,
 /// and its spool folder is empty afterwards.
-@Suite(.enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"))
+@Suite(.enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"), .timeLimit(.minutes(5)))
 struct ClientTests {
     /// File names that need escaping in a header, each with its own bytes.
     static let trickyNames = [
@@ -283,7 +283,7 @@ struct ClientTests {
 }
 
 /// A server built on the core, StreamingMultipartNIO and StreamingMultipartServer links no URLSession machinery.
-@Suite struct LinkageTests {
+@Suite(.timeLimit(.minutes(5))) struct LinkageTests {
     @Test(.enabled(if: RunningServer.binary != nil && onPath("ldd") != nil, "needs the built server and ldd (Linux)"))
     func theServerLinksNeitherFoundationNetworkingNorLibcurl() async throws {
         let result = try await run(onPath("ldd")!, [RunningServer.binary!])

@@ -6,7 +6,7 @@ import Testing
 /// headers, trickled and stalled bodies, clients that never read, too many uploads at once, refusals, pipelined
 /// `Expect: 100-continue`, doubtful framing, a disk budget, and errors that name no paths. Each test starts a server
 /// with small timeouts, so that the whole suite takes seconds, not minutes.
-@Suite(.serialized) struct HostileClientTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HostileClientTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/hostile_clients.py").path
 

@@ -7,7 +7,9 @@ import Testing
 
 /// Many uploads at once while other clients drop their connections mid-body, and one 2 GiB upload: every completed
 /// upload intact, no stray file in the spool folder, the server's memory bounded.
-@Suite(.serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"))
+@Suite(
+    .serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
+    .timeLimit(.minutes(5)))
 struct LoadTests {
     /// A client that sends a request head announcing `length` bytes, `sent` bytes of a body, then closes.
     static let dropScript = """

@@ -7,7 +7,8 @@ import Testing
 /// (Prometheus's text format, on the metrics listener) equal what the script did, and the gauges are back to zero.
 @Suite(
     .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
-    .enabled(if: onPath("curl") != nil && onPath("python3") != nil, "needs curl and python3 (the clients)")
+    .enabled(if: onPath("curl") != nil && onPath("python3") != nil, "needs curl and python3 (the clients)"),
+    .timeLimit(.minutes(5))
 )
 struct MetricsEndpointTests {
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -55,7 +55,8 @@ final class Front: @unchecked Sendable {
 /// server spooled has the SHA-256 of what was sent.
 @Suite(
     .serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
-    .enabled(if: onPath("python3") != nil, "needs python3 for Tests/Peers/front.py")
+    .enabled(if: onPath("python3") != nil, "needs python3 for Tests/Peers/front.py"),
+    .timeLimit(.minutes(5))
 )
 struct OneCallUploadTests {
     /// A caption and two files, the larger one past the socket buffers, with their digests.

@@ -5,7 +5,9 @@ import Testing
 /// Each refusal SmallUploadServer answers is logged once, by StreamingMultipartHummingbird, with the request
 /// context's logger: the line (swift-log's stream handler, on the server's standard error) carries Hummingbird's
 /// request id, the status, the code and (past a limit) the limit's name.
-@Suite(.enabled(if: RunningServer.smallBinary != nil && onPath("curl") != nil, "needs SmallUploadServer and curl"))
+@Suite(
+    .enabled(if: RunningServer.smallBinary != nil && onPath("curl") != nil, "needs SmallUploadServer and curl"),
+    .timeLimit(.minutes(5)))
 struct RefusalLogTests {
     @Test func eachRefusalIsOneLineWithTheRequestID() async throws {
         let server = try RunningServer(small: true)

@@ -7,7 +7,8 @@ import Testing
 /// say. One at a time (their windows and rates are real time, in a server process), beside `ResumableUploadTests`.
 @Suite(
     .serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
-    .enabled(if: onPath("python3") != nil, "needs python3 for Scripts/resumable_clients.py")
+    .enabled(if: onPath("python3") != nil, "needs python3 for Scripts/resumable_clients.py"),
+    .timeLimit(.minutes(5))
 )
 struct ResumableClientTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

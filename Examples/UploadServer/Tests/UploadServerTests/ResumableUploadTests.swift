@@ -13,7 +13,8 @@ import Testing
 /// beside them, has the clients that misbehave.
 @Suite(
     .serialized, .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
-    .enabled(if: onPath("python3") != nil, "needs python3 for Tests/Peers/front.py")
+    .enabled(if: onPath("python3") != nil, "needs python3 for Tests/Peers/front.py"),
+    .timeLimit(.minutes(5))
 )
 struct ResumableUploadTests {
     /// The `multipart` tool the repository's `swift test` built into the same build folder (`.ci/run` builds it

@@ -106,7 +106,7 @@ func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) 
 /// Two servers behind one imaginary balancer store into one bucket (`--store s3://…`): uploads across both, some
 /// cut mid-body, leave exactly the whole ones in the bucket, each with the SHA-256 it was sent with, read back
 /// through awscli, and no multipart upload.
-@Suite struct S3StoreTests {
+@Suite(.timeLimit(.minutes(5))) struct S3StoreTests {
     static let scenario = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/s3_two_servers.py").path
 

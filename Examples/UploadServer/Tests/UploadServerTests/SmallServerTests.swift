@@ -6,7 +6,9 @@ import Testing
 /// clients (`Scripts/small_app_checks.py` says what each form must get): typed decoding of multipart and urlencoded
 /// forms, SVGs refused by the route's file filter, missing and doubled fields answered 422 with the field's name,
 /// and nothing left in the spool folder. The hostile-client suite runs against it too (`HostileClientTests`).
-@Suite(.serialized, .enabled(if: RunningServer.smallBinary != nil, "SmallUploadServer was not built"))
+@Suite(
+    .serialized, .enabled(if: RunningServer.smallBinary != nil, "SmallUploadServer was not built"),
+    .timeLimit(.minutes(5)))
 struct SmallServerTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/small_app_checks.py").path

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// At start the server removes the spool files a crashed run left, and nothing else in the folder.
-@Suite struct StaleSpoolTests {
+@Suite(.timeLimit(.minutes(5))) struct StaleSpoolTests {
     @Test func filesACrashedRunLeftAreRemovedAtStart() throws {
         let leftover = "upload-" + String(repeating: "3f", count: 16)
         let server = try RunningServer { spool in
