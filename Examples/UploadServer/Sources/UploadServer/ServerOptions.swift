@@ -179,3 +179,10 @@ struct ServerOptions: ParsableCommand {
         if store != nil, keepDir != nil { throw ValidationError("--keep-dir keeps spooled files: not with --store") }
     }
 }
+
+extension Duration {
+    /// An option's `seconds` (finite, 0 or more: ``ServerOptions/validate()``) as a duration. Past 1e9 seconds
+    /// (32 years, as good as forever) it is held at 1e9: the nanoseconds of `--stale-after 1e30` overflowed, and the
+    /// server stopped with a fatal error.
+    static func optionSeconds(_ seconds: Double) -> Duration { .nanoseconds(Int64(min(seconds, 1e9) * 1e9)) }
+}

@@ -70,19 +70,19 @@ logger.logLevel = .info
 var limits = MultipartSpooler.Limits()
 limits.parser.maxFileBytes = options.maxFileBytes
 limits.bodyTimeout = MultipartBodyTimeout(
-    minimumBytesPerSecond: options.bodyRate, window: .seconds(options.bodyWindow),
-    deadline: options.bodyDeadline.map { .seconds($0) })
+    minimumBytesPerSecond: options.bodyRate, window: .optionSeconds(options.bodyWindow),
+    deadline: options.bodyDeadline.map { .optionSeconds($0) })
 let budget = MultipartSpooler.DiskBudget(bytes: options.diskBudget ?? DiskSpace.halfFree(at: spoolDirectory))
 // In S3 mode an upload gathers its parts in memory: no more uploads at once than the memory budget holds parts
 // (each needs one to go on; the budget makes the rest wait, then answers 503).
 let memoryBudget = MultipartMemoryBudget(
-    bytes: options.s3MemoryBudget, maxWait: .milliseconds(Int64(options.s3MemoryWait * 1000)))
+    bytes: options.s3MemoryBudget, maxWait: .optionSeconds(options.s3MemoryWait))
 let fittingMemory = options.bucketAndPrefix == nil ? Int.max : max(1, memoryBudget.bytes / options.s3PartSize)
 let admission = UploadAdmission(
     .init(
         maxUploads: options.maxUploads ?? min(ConnectionLimit.uploadsFittingDescriptors(), fittingMemory),
         maxUploadsPerPeer: options.maxUploadsPerPeer, protectedRate: options.protectedRate,
-        grace: .milliseconds(Int64(options.cutGrace * 1000))))
+        grace: .optionSeconds(options.cutGrace)))
 let connections =
     options.maxConnections.map { ConnectionLimit(limit: $0) }
     ?? ConnectionLimit.fittingDescriptors(uploads: admission.configuration.maxUploads)
@@ -117,7 +117,7 @@ let service = UploadService(
 
 // Files a crashed run left behind (a spool file outlives its process when nothing is left to remove it).
 if options.bucketAndPrefix == nil {
-    let stale = try service.spooler.removeStaleFiles(olderThan: .nanoseconds(Int64(options.staleAfter * 1e9)))
+    let stale = try service.spooler.removeStaleFiles(olderThan: .optionSeconds(options.staleAfter))
     logger.info("removed \(stale) spooled files an earlier run left in \(spoolDirectory)")
 }
 if let keepDir = options.keepDir {
@@ -135,7 +135,7 @@ if let s3Store {
         exit(1)
     }
     do {
-        let removed = try await s3Store.abortStaleUploads(olderThan: .milliseconds(Int64(options.s3StaleAfter * 1000)))
+        let removed = try await s3Store.abortStaleUploads(olderThan: .optionSeconds(options.s3StaleAfter))
         logger.info("removed \(removed) multipart uploads and unfinished forms an earlier run left in the bucket")
     } catch {
         logger.warning("could not sweep the bucket's open multipart uploads and unfinished forms: \(error)")
@@ -153,25 +153,25 @@ router.post("/upload") { request, context in
 }
 
 let guards = HTTPServerGuards(
-    headerTimeout: .nanoseconds(Int64(options.headerTimeout * 1e9)),
-    writeTimeout: .nanoseconds(Int64(options.writeTimeout * 1e9)), connections: connections,
+    headerTimeout: TimeAmount(Duration.optionSeconds(options.headerTimeout)),
+    writeTimeout: TimeAmount(Duration.optionSeconds(options.writeTimeout)), connections: connections,
     answersUnreadableRequests: false)  // Hummingbird answers what NIO's parser refuses
 // A dropped upload resumes where it stopped (104 Upload Resumption Supported, then HEAD and PATCH on its location).
 let resumableUploads =
     options.resumeWindow > 0
     ? ResumableUploads(
         .init(
-            // Seconds past 1e9 (32 years) are as good as forever, and would overflow the nanoseconds.
-            window: .nanoseconds(Int64(min(options.resumeWindow, 1e9) * 1e9)), paths: ["/upload"],
-            lifetime: .nanoseconds(Int64(min(options.resumeLifetime, 1e9) * 1e9)))) : nil
+            window: .optionSeconds(options.resumeWindow), paths: ["/upload"],
+            lifetime: .optionSeconds(options.resumeLifetime))) : nil
 // HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with a certificate; h2c beside HTTP/1.1 with --http2; else HTTP/1.1 alone.
 let server: HTTPServerBuilder =
     tls != nil || options.http2
     ? try .guardedHTTP2(
         tls: tls, guards: guards,
         http2: HTTP2Limits(maxConcurrentStreams: options.http2Streams, streamWindow: options.http2StreamWindow),
-        idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
-    : .guardedHTTP1(guards: guards, idleTimeout: .seconds(options.idleTimeout), resumableUploads: resumableUploads)
+        idleTimeout: .optionSeconds(options.idleTimeout), resumableUploads: resumableUploads)
+    : .guardedHTTP1(
+        guards: guards, idleTimeout: .optionSeconds(options.idleTimeout), resumableUploads: resumableUploads)
 let app = Application(
     router: router,
     server: server,
@@ -191,7 +191,8 @@ var services: [any Service] = [app]
 if let metricsRegistry, let metricsPort = options.metricsPort {
     services.append(
         MetricsEndpoint.application(
-            registry: metricsRegistry, port: metricsPort, guards: guards, idleTimeout: .seconds(options.idleTimeout),
+            registry: metricsRegistry, port: metricsPort, guards: guards,
+            idleTimeout: .optionSeconds(options.idleTimeout),
             logger: logger))
 }
 logger.info(
