@@ -165,6 +165,7 @@ let package = Package(
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartNIO", "StreamingMultipartServer",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: upcoming

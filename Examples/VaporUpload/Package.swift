@@ -17,6 +17,7 @@ let package = Package(
         .package(path: root.path, traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),  // TLS: `serveTLS`
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),  // tests: NIO's async producer
     ],
     targets: [
         .target(
@@ -52,6 +53,9 @@ let package = Package(
                 .product(name: "StreamingMultipartCrypto", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartNIO", package: root.lastPathComponent),
                 .product(name: "StreamingMultipartServer", package: root.lastPathComponent),
+                .product(name: "StreamingMultipartVapor", package: root.lastPathComponent),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Vapor", package: "vapor"), .product(name: "VaporTesting", package: "vapor"),
             ]
         ),

@@ -27,7 +27,8 @@ extension Request {
     /// it as the library's JSON, code and field included. The rest is `MultipartSpooler.withDecodedForm` on this
     /// request, with `fileFilter` (when given) in place of the spooler's, the body counted by an admission's
     /// `ticket` (when given), and the request's logger in place of the spooler's (what the spooler logs carries
-    /// the request's id).
+    /// the request's id). The body is read as ``streamedBody``, not as `req.body` (whose sequence can stop the
+    /// process: its docs say when).
     public func multipartForm<T: Decodable & Sendable, Result>(
         as type: T.Type, spooler: MultipartSpooler, decoder: MultipartFormDecoder = MultipartFormDecoder(),
         fileFilter: (@Sendable (MultipartStoreFile) -> MultipartFileDecision)? = nil,
@@ -37,7 +38,7 @@ extension Request {
         var spooler = spooler
         spooler.logger = logger
         return try await spooler.withDecodedForm(
-            as: T.self, body, contentType: headers.first(name: .contentType),
+            as: T.self, streamedBody, contentType: headers.first(name: .contentType),
             contentEncoding: headers.first(name: .contentEncoding), decoder: decoder, fileFilter: fileFilter,
             countedBy: ticket, work)
     }

@@ -23,7 +23,8 @@ final class RunningApp: @unchecked Sendable {
 
     /// Runs `body` with the app serving (with `tls`, over HTTPS: HTTP/2 or HTTP/1.1 as ALPN picks); stops it and
     /// removes its spool folder after. `small` serves `smallApp`
-    /// instead of the example's routes, with a spooler of `limits`; `spooler` serves it with that spooler. `logs`, when given, gets what the app logs at
+    /// instead of the example's routes, with a spooler of `limits`; `spooler` serves it with that spooler; `routes`
+    /// serves the routes it adds instead. `logs`, when given, gets what the app logs at
     /// `info` and above (else the app logs warnings only, as usual).
     /// Every test client comes from 127.0.0.1, so the default `admission` lifts the uploads-per-address limit (the
     /// test of that limit sets it).
@@ -33,6 +34,7 @@ final class RunningApp: @unchecked Sendable {
         admission: UploadAdmission.Configuration = .init(maxUploads: 64, maxUploadsPerPeer: 100_000),
         behindProxy: Bool = false, small: Bool = false, logs: (any LogHandler)? = nil,
         spooler: MultipartSpooler? = nil, tls: (cert: String, key: String)? = nil,
+        routes custom: ((Application) throws -> Void)? = nil,
         _ body: (RunningApp) async throws -> T
     ) async throws -> T {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("vapor-upload-\(UUID().uuidString)")
@@ -48,7 +50,9 @@ final class RunningApp: @unchecked Sendable {
             settings.idleTimeoutSeconds = idleTimeoutSeconds
             settings.admission = admission
             settings.behindProxy = behindProxy
-            if let spooler {
+            if let custom {
+                try custom(app)
+            } else if let spooler {
                 smallApp(app, spooler: spooler)
             } else if small {
                 try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
