@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""The fault harness: the example server (Examples/UploadServer) against the faults production brings, on 127.0.0.1.
+"""The fault harness: an example server against the faults production brings, on 127.0.0.1.
+
+The server (`--app`): `hummingbird`, Examples/UploadServer's `UploadServer` (the default); or `vapor`,
+Examples/VaporUpload's `VaporUploadServer`, which keeps no upload (its answer names each file's SHA-256, checked
+against what was sent) and has no S3 store and no resumption, so it runs the disk scenarios only.
 
 Scenarios (`--scenario`, several separated by commas):
 - `disk-full`: the spool folder on a tmpfs of `--disk-mib` MiB that the uploads fill (root only: it mounts one);
@@ -29,8 +33,8 @@ After every wave it checks the invariants, and fails (exit 1) on the first one b
 Prints one JSON line of figures at the end: faults injected by kind, uploads accepted and verified, uploads failed
 and verified to leave nothing.
 
-    fault_harness.py --server PATH [--scenario disk-full,disk-eio,s3,kill-disk,kill-s3] [--faults N] [--seed N]
-                     [--s3-engine moto|radosgw] [--s3-rate R] [--s3-timeout SECONDS]
+    fault_harness.py --server PATH [--app hummingbird|vapor] [--scenario disk-full,disk-eio,s3,kill-disk,kill-s3]
+                     [--faults N] [--seed N] [--s3-engine moto|radosgw] [--s3-rate R] [--s3-timeout SECONDS]
 """
 import argparse
 import collections
@@ -39,6 +43,7 @@ import hashlib
 import http.client
 import json
 import os
+import queue
 import random
 import re
 import select
@@ -61,24 +66,89 @@ class Broken(Exception):
     """An invariant that did not hold."""
 
 
+class App:
+    """Which example server the harness runs, and how it is told where to spool: `hummingbird` (UploadServer, by its
+    options: it keeps each form answered 200 in a folder of its own, offers resumption and stores into S3) or
+    `vapor` (VaporUploadServer, by its environment: it keeps nothing, and answers each file's SHA-256)."""
+
+    # Vapor 4 cannot close a connection after its answer: a refused upload's connection stops being read, and the
+    # client's close waits behind its unread bytes, until the idle timeout closes it (30 s by default; 3 here).
+    VAPOR_IDLE_TIMEOUT = 3
+
+    def __init__(self, kind: str, binary: str):
+        self.kind, self.binary = kind, binary
+        self.keeps = self.resumes = self.stores = kind == "hummingbird"
+        # How long a wave's connections may take to close: the server closes at once (UploadServer), or at its
+        # idle timeout (Vapor's, for a refused upload).
+        self.settle_s = 5 if kind == "hummingbird" else App.VAPOR_IDLE_TIMEOUT + 5
+
+    def command(self, arguments: list[str]) -> list[str]:
+        if self.kind == "vapor":
+            return [self.binary, "serve", "--hostname", "127.0.0.1", "--port", "0", *arguments]
+        return [self.binary, "--port", "0", *arguments]
+
+    def on_disk(self, disk: "Disk", resumable: bool) -> tuple[list[str], dict]:
+        """The arguments and environment of a server spooling onto `disk`, whose start sweeps what a killed one
+        left there; `resumable` offers resumption (104) to uploads that ask for it (UploadServer only)."""
+        if self.kind == "vapor":
+            return [], {"SPOOL_DIR": disk.spool, "STALE_AFTER": "0", "MAX_UPLOADS_PER_PEER": "1000",
+                        "IDLE_TIMEOUT": str(App.VAPOR_IDLE_TIMEOUT),
+                        "LOG_LEVEL": "notice"}  # its "Server started on" line is a notice
+        return ["--spool-dir", disk.spool, "--keep-dir", disk.kept, "--disk-budget", str(1 << 40),
+                "--resume-window", "300" if resumable else "0", "--stale-after", "0"], {}
+
+    def file_field(self, index: int) -> str:
+        """The name of a form's file part: UploadServer takes any, the Vapor app's form decodes `photos[]`."""
+        return "photos[]" if self.kind == "vapor" else f"file{index}"
+
+    def answered_whole(self, upload: "Upload") -> bool:
+        """Whether a 200's answer names each file the client sent by its SHA-256 and size (the Vapor app's; an
+        UploadServer's kept files are read back instead)."""
+        photos = (upload.answer or {}).get("photos", [])
+        return ([photo.get("sha256") for photo in photos] == upload.digests
+                and [photo.get("size") for photo in photos] == [len(data) for data in upload.files])
+
+
 class Server:
-    """The example server, started with `arguments`; its port from the line it prints when it listens."""
+    """An example server (`App`), started with `arguments`; its port from the line it prints when it listens."""
 
     # Every server's log, one after another, kept for a broken invariant's report.
     log = tempfile.NamedTemporaryFile(prefix="fault-harness-", suffix=".log", delete=False)
 
-    def __init__(self, binary: str, arguments: list[str], environment: dict | None = None):
-        Server.log.write(f"== UploadServer {' '.join(arguments)}\n".encode())
+    def __init__(self, app: App, arguments: list[str], environment: dict | None = None):
+        Server.log.write(f"== {app.kind} {' '.join(arguments)} {environment or ''}\n".encode())
         Server.log.flush()
         self.process = subprocess.Popen(
-            [binary, "--port", "0", *arguments], stdout=subprocess.PIPE, stderr=Server.log, text=True,
+            app.command(arguments), stdout=subprocess.PIPE, stderr=Server.log, text=True,
             env={**os.environ, **(environment or {})})
-        line = self.process.stdout.readline()
-        found = re.search(r"127\.0\.0\.1:(\d+)/", line)
+        # UploadServer's first line says where it listens; Vapor logs a line or two (a warning) before its own.
+        # Read by a thread (bounded by a deadline here), which drops what the server says once it listens.
+        lines: queue.Queue = queue.Queue()
+        listening = threading.Event()
+
+        def read():
+            for line in self.process.stdout:
+                if not listening.is_set():
+                    lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        said, found = [], None
+        deadline = time.monotonic() + 120
+        while not found and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            said.append(line)
+            found = re.search(r"127\.0\.0\.1:(\d+)\b", line)
+        listening.set()
         if not found:
-            raise Broken(f"the server did not start: {line!r} (its log: {Server.log.name})")
+            self.stop()
+            raise Broken(f"the server did not say where it listens (120 s at most): {''.join(said)!r} (its log: {Server.log.name})")
         self.port = int(found.group(1))
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
 
     def descriptors(self) -> int:
         return len(self.descriptor_targets())
@@ -129,6 +199,9 @@ class Server:
 class Upload:
     """One form: a caption and `sizes` files of random bytes; what the server answered, once sent."""
 
+    # How its file parts are named (`App.file_field`): set once, for the app under test.
+    file_field = staticmethod(lambda index: f"file{index}")
+
     def __init__(self, draw: random.Random, sizes: list[int]):
         self.files = [draw.randbytes(size) for size in sizes]
         self.digests = [hashlib.sha256(data).hexdigest() for data in self.files]
@@ -156,7 +229,7 @@ class Upload:
         pieces = [f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nfaults\r\n".encode()]
         for index, data in enumerate(self.files):
             pieces.append(
-                f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"file{index}\"; "
+                f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"{Upload.file_field(index)}\"; "
                 f"filename=\"f{index}.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".encode())
             pieces.append(data)
             pieces.append(b"\r\n")
@@ -318,6 +391,8 @@ class Disk:
     """A tmpfs of `mib` MiB with a spool folder and a folder of kept files; with `eio_rate`, both are on
     Tests/Faults/eio_fs.py over that tmpfs, whose writes fail with EIO at that rate."""
 
+    app: App  # the app under test (set once): whether it keeps what it was sent
+
     def __init__(self, mib: int, eio_rate: float | None = None, seed: int = 0):
         self.root = tempfile.mkdtemp(prefix="faults-disk-")
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", self.root], check=True)
@@ -338,10 +413,9 @@ class Disk:
         os.mkdir(self.spool, 0o700)
         os.mkdir(self.kept, 0o700)
 
-    def arguments(self, resumable: bool = False) -> list[str]:
+    def start(self, app: App, resumable: bool = False) -> Server:
         """The server on this disk; `resumable` offers resumption (104) to uploads that ask for it."""
-        return ["--spool-dir", self.spool, "--keep-dir", self.kept, "--disk-budget", str(1 << 40),
-                "--resume-window", "300" if resumable else "0", "--stale-after", "0"]
+        return Server(app, *app.on_disk(self, resumable))
 
     @staticmethod
     def digest(path: str) -> str:
@@ -360,13 +434,17 @@ class Disk:
         return kept
 
     def check(self, uploads: list[Upload], live: dict, killed: bool = False) -> int:
-        """Each upload answered 200 kept whole, in a folder of its own; the spool empty. With `killed`, an upload
-        that got no answer may have been kept too (the server died between keeping it and answering): whole, or
-        not at all; nothing else is in the kept folder. Returns how many of those were kept."""
+        """Each upload answered 200 kept whole, in a folder of its own (by an app that keeps; by one that does not,
+        its answer names each file's digest); the spool empty. With `killed`, an upload that got no answer may have
+        been kept too (the server died between keeping it and answering): whole, or not at all; nothing else is in
+        the kept folder. Returns how many of those were kept."""
         kept = self.folders()
         adopted = 0
         for upload in uploads:
-            if upload.status == 200:
+            if upload.status == 200 and not Disk.app.keeps:
+                if not Disk.app.answered_whole(upload):
+                    raise Broken(f"an answer is not what the client sent: {upload.answer}, sent {upload.digests}")
+            elif upload.status == 200:
                 folder = os.path.dirname(upload.answer["files"][0]["kept"])
                 if kept.get(folder) != upload.digests:
                     raise Broken(f"{folder} is not what the client sent")
@@ -380,10 +458,22 @@ class Disk:
         if set(kept) != set(live):
             left = {folder: len(kept[folder]) for folder in set(kept) - set(live)}
             raise Broken(f"kept uploads of no upload answered 200 (or kept in part): {left}")
-        spooled = os.listdir(self.spool)
-        if spooled:
+        # The files of a form are removed as its answer goes out: a moment more for the last of them.
+        for _ in range(50):
+            spooled = os.listdir(self.spool)
+            if not spooled:
+                break
+            time.sleep(0.1)
+        else:
             raise Broken(f"the spool folder holds {spooled} after the wave")
         return adopted
+
+    def ballast(self, leave: int):
+        """A file beside the folders that leaves `leave` bytes of the disk free."""
+        stats = os.statvfs(self.spool)
+        with open(os.path.join(os.path.dirname(self.spool), "ballast"), "wb") as file:
+            file.truncate(0)
+            file.write(b"\0" * max(0, stats.f_bavail * stats.f_frsize - leave))
 
     def free_some(self, draw: random.Random, live: dict):
         for folder in draw.sample(sorted(live), len(live) // 2):
@@ -403,12 +493,17 @@ class Disk:
         return injected
 
 
-def disk_full(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
-    """Waves of uploads onto a small disk that the kept files fill: each upload that finds it full is answered 507."""
-    disk_waves(binary, draw, faults, figures, args, Disk(args.disk_mib), "disk-full", 507, "a filling disk", 3 << 20)
+def disk_full(app: App, draw: random.Random, faults: int, figures: collections.Counter, args):
+    """Waves of uploads onto a small disk that the kept files fill: each upload that finds it full is answered 507.
+    An app that keeps nothing gets a disk with a wave's worth of room (a ballast file takes the rest), so that the
+    wave's own spool files fill it."""
+    disk = Disk(args.disk_mib)
+    if not app.keeps:
+        disk.ballast(leave=8 << 20)
+    disk_waves(app, draw, faults, figures, args, disk, "disk-full", 507, "a filling disk", 3 << 20)
 
 
-def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
+def disk_eio(app: App, draw: random.Random, faults: int, figures: collections.Counter, args):
     """Waves of uploads onto a disk whose writes fail with EIO (3 % of them): each upload that meets one is
     answered 500 (the server's own failure, with nothing of its paths), the rest 200, and the server goes on."""
     if not os.path.exists("/dev/fuse") or shutil.which("fusermount") is None:
@@ -416,15 +511,15 @@ def disk_eio(binary: str, draw: random.Random, faults: int, figures: collections
     disk = Disk(args.disk_mib * 4, eio_rate=0.03, seed=draw.getrandbits(32))
     # Files to 1 MiB: a few writes each, so that most forms get through (one of 3 MiB meets an EIO about half the
     # time, and a wave of them may all fail).
-    disk_waves(binary, draw, faults, figures, args, disk, "disk-eio", 500, "a failing disk", 1 << 20)
+    disk_waves(app, draw, faults, figures, args, disk, "disk-eio", 500, "a failing disk", 1 << 20)
 
 
-def disk_waves(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, disk: "Disk",
+def disk_waves(app: App, draw: random.Random, faults: int, figures: collections.Counter, args, disk: "Disk",
                kind: str, status: int, what: str, largest: int):
     """Waves of four uploads (files of 1 KiB to `largest` bytes) onto `disk` until `faults` were answered `status`
     (a full disk's 507 is allowed in any); half the kept uploads removed after each wave, so that the disk fills and
     frees again and again."""
-    server = Server(binary, disk.arguments())
+    server = disk.start(app)
     live: dict = {}
     try:
         idle = server.idle()
@@ -435,7 +530,7 @@ def disk_waves(binary: str, draw: random.Random, faults: int, figures: collectio
             wave(server, uploads)
             check_statuses(uploads, {status, 507})
             disk.check(uploads, live)
-            check_idle(server, idle, args.rss_slack_mib, f"a wave onto {what}")
+            check_idle(server, idle, args.rss_slack_mib, f"a wave onto {what}", settle_s=app.settle_s)
             figures[kind] += sum(upload.status == status for upload in uploads)
             figures["accepted"] += sum(upload.status == 200 for upload in uploads)
             figures["failed"] += sum(upload.status != 200 for upload in uploads)
@@ -447,13 +542,13 @@ def disk_waves(binary: str, draw: random.Random, faults: int, figures: collectio
             figures["eio injected"] += injected
 
 
-def kill_disk(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args):
+def kill_disk(app: App, draw: random.Random, faults: int, figures: collections.Counter, args):
     disk = Disk(max(args.disk_mib, 64))
     live: dict = {}
     try:
         while figures["kill-disk"] < faults:
-            resumable = figures["kill-disk"] % 2 == 1
-            server = Server(binary, disk.arguments(resumable=resumable))
+            resumable = app.resumes and figures["kill-disk"] % 2 == 1
+            server = disk.start(app, resumable=resumable)
             # Small forms and large ones, the killed one first: the others end before it or die with it.
             large = draw.random() < 0.3
             uploads = [Upload(draw, [draw.randint(1 << 20, 24 << 20) if large else draw.randint(1 << 10, 3 << 20)
@@ -469,11 +564,11 @@ def kill_disk(binary: str, draw: random.Random, faults: int, figures: collection
             figures["accepted"] += sum(upload.status == 200 for upload in uploads)
             figures["failed"] += sum(upload.status != 200 for upload in uploads)
             # A killed server's spool files and staging folders stay until the next start sweeps them: checked then.
-            server = Server(binary, disk.arguments())
+            server = disk.start(app)
             figures["kept whole, answer lost in a kill"] += disk.check(uploads, live, killed=True)
             server.stop()
             disk.free_some(draw, live)
-        server = Server(binary, disk.arguments())
+        server = disk.start(app)
         disk.check([], live)
         server.stop()
     finally:
@@ -599,14 +694,14 @@ class Bucket:
             process.wait(timeout=30)
 
 
-def swept(binary: str, bucket: Bucket, args, live: dict, resumable: bool = False) -> tuple:
+def swept(app: App, bucket: Bucket, args, live: dict, resumable: bool = False) -> tuple:
     """A server started until its sweep and its first upload (`Server.idle`, verified into `live`) have left no
     multipart upload open and no pending record; the server and its idle levels. The sweep's requests meet faults
     too, and so does that upload, which may fail unsure of what it left: a start that leaves something leaves it to
     the next, as in production."""
     for _ in range(5):
         bucket.quiet()
-        server = Server(binary, bucket.arguments(args.s3_timeout, resumable), bucket.environment)
+        server = Server(app, bucket.arguments(args.s3_timeout, resumable), bucket.environment)
         idle = server.idle()
         bucket.verify([idle[2]], live)
         bucket.quiet()
@@ -616,13 +711,13 @@ def swept(binary: str, bucket: Bucket, args, live: dict, resumable: bool = False
     raise Broken(f"{bucket.unfinished()} multipart uploads and pending records left after five starts' sweeps")
 
 
-def store_faults(binary: str, draw: random.Random, faults: int, figures: collections.Counter, args, kill: bool):
+def store_faults(app: App, draw: random.Random, faults: int, figures: collections.Counter, args, kill: bool):
     bucket = Bucket(args.s3_engine, draw.getrandbits(32), args.s3_rate if not kill else 0.0, args.s3_timeout + 1,
                     args.s3_timeout + 1)
     live: dict = {}
     name = "kill-s3" if kill else "s3"
     try:
-        server, idle = swept(binary, bucket, args, live)
+        server, idle = swept(app, bucket, args, live)
         bucket.check([], live)
         injected = 0
         while injected < faults and figures["accepted"] + figures["failed"] < 40 * faults:
@@ -637,7 +732,7 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
                 wave(server, uploads, kill_at=draw.randint(1, length))
                 check_statuses(uploads, set(), killed=True)
                 figures["resumption offered (104)"] += sum(upload.offered for upload in uploads)
-                server, _ = swept(binary, bucket, args, live, resumable=injected % 2 == 0)
+                server, _ = swept(app, bucket, args, live, resumable=injected % 2 == 0)
                 figures["kept whole, answer lost in a kill"] += bucket.check(uploads, live, killed=True)
                 injected += 1
             else:
@@ -646,7 +741,7 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
                 if bucket.unfinished():  # a failed form whose cleanup could not be sure; the sweep's to remove
                     server.stop()
                     bucket.verify(uploads, live)  # before the restart's sweep and its checks
-                    server, idle = swept(binary, bucket, args, live)
+                    server, idle = swept(app, bucket, args, live)
                 else:
                     check_idle(server, idle, args.rss_slack_mib, "a wave into a failing store", bucket.proxy_port)
                 injected = sum(bucket.faults()["injected"].values())
@@ -666,9 +761,17 @@ def store_faults(binary: str, draw: random.Random, faults: int, figures: collect
         bucket.remove()
 
 
+SCENARIOS = {
+    "disk-full": disk_full, "disk-eio": disk_eio, "kill-disk": kill_disk,
+    "s3": lambda *a: store_faults(*a, kill=False), "kill-s3": lambda *a: store_faults(*a, kill=True),
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
+    parser.add_argument("--server", required=True, help="the example server's binary")
+    parser.add_argument("--app", choices=["hummingbird", "vapor"], default="hummingbird",
+                        help="which example it is: UploadServer (hummingbird) or VaporUploadServer (vapor)")
     parser.add_argument("--scenario", default="disk-full,kill-disk")
     parser.add_argument("--faults", type=int, default=50, help="faults to inject in each scenario")
     parser.add_argument("--seed", type=int, default=int(time.time()))
@@ -679,15 +782,19 @@ def main() -> int:
     parser.add_argument("--s3-engine", choices=["moto", "radosgw"], default="moto",
                         help="the S3 engine behind the proxy: moto, or Ceph's radosgw (a one-node cluster, slow to start)")
     args = parser.parse_args()
+    app = App(args.app, args.server)
+    unknown = [name for name in args.scenario.split(",") if name not in SCENARIOS]
+    if unknown:
+        parser.error(f"no scenario {', '.join(unknown)}: the scenarios are {', '.join(SCENARIOS)}")
+    if not app.stores and any(name in ("s3", "kill-s3") for name in args.scenario.split(",")):
+        parser.error(f"the {args.app} example has no S3 store: its scenarios are disk-full, disk-eio and kill-disk")
+    Upload.file_field = staticmethod(app.file_field)
+    Disk.app = app
     draw = random.Random(args.seed)
     figures: collections.Counter = collections.Counter()
-    scenarios = {
-        "disk-full": disk_full, "disk-eio": disk_eio, "kill-disk": kill_disk,
-        "s3": lambda *a: store_faults(*a, kill=False), "kill-s3": lambda *a: store_faults(*a, kill=True),
-    }
     try:
         for name in args.scenario.split(","):
-            scenarios[name](args.server, draw, args.faults, figures, args)
+            SCENARIOS[name](app, draw, args.faults, figures, args)
     except Broken as broken:
         print(f"fault_harness: seed {args.seed}: {broken}", file=sys.stderr)
         print(f"the servers' log: {Server.log.name}", file=sys.stderr)

@@ -52,7 +52,7 @@ class Soak:
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={args.disk_mib}m", "tmpfs", self.root], check=True)
         self.spool = os.path.join(self.root, "spool")
         os.mkdir(self.spool, 0o700)
-        self.server = harness.Server(args.server, [
+        self.server = harness.Server(harness.App("hummingbird", args.server), [
             "--spool-dir", self.spool, "--disk-budget", str(1 << 40), "--resume-window", "0",
             "--header-timeout", "2", "--body-rate", "1024", "--body-window", "10", "--idle-timeout", "10",
             "--write-timeout", "3", "--max-uploads-per-peer", "1000"])

@@ -9,22 +9,16 @@ import Testing
 /// answer is the table's (507 for a full disk, 503 with `Retry-After` for a store that kept failing), the server's
 /// descriptors and memory are back to idle, and no request to the store was tried past its budget; it exits 1
 /// naming the first invariant broken.
-@Suite(.serialized) struct FaultHarnessTests {
-    static let faults = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tests/Faults")
-
-    /// Whether this process may mount a tmpfs: root, with `mount` on the path (CI runs as root).
-    static let canMount = getuid() == 0 && onPath("mount") != nil && onPath("python3") != nil
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FaultHarnessTests {
+    /// Whether this process may mount a tmpfs (root, `mount`, python3).
+    static let canMount = FaultHarness.canMount
 
     /// Runs `script` of Tests/Faults against the UploadServer binary with `arguments`; its figures, once it passed.
     static func run(_ script: String, _ arguments: [String]) async throws -> [String: Any] {
         let server = try #require(RunningServer.binary)
-        let result = try await ExampleTestSupport.run(
-            try #require(onPath("python3")),
-            [faults.appendingPathComponent(script).path, "--server", server] + arguments, seconds: 240)
+        let (result, figures) = try await FaultHarness.run(script, ["--server", server] + arguments)
         #expect(result.status == 0, "\(result.text) \(result.errors)")
-        return try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+        return figures
     }
 
     /// The server's spool folder on a tmpfs that uploads fill over and over, and the server killed with SIGKILL at
@@ -40,9 +34,7 @@ import Testing
     }
 
     /// Whether a FUSE file system can be mounted here (Tests/Faults/eio_fs.py): /dev/fuse, fusermount, fusepy.
-    static let canMountFUSE =
-        canMount && FileManager.default.fileExists(atPath: "/dev/fuse") && onPath("fusermount") != nil
-        && (try? runWaiting(onPath("python3") ?? "python3", ["-c", "import fuse"]))?.status == 0
+    static let canMountFUSE = FaultHarness.canMountFUSE
 
     /// The spool folder on a file system whose writes fail with EIO at random (FUSE: device-mapper's `error` and
     /// `flakey` targets need a kernel driver a container may lack): each upload that meets one is answered 500.

@@ -6,7 +6,7 @@ import Testing
 /// the same port as ALPN picks; without TLS (`--http2`), HTTP/2 with prior knowledge and HTTP/1.1 share the port;
 /// and HTTP/2's own attacks (`Scripts/h2_attacks.py`, frames written by hand with Python's `h2` parts) are each
 /// answered within a bound of frames and of time, the server serving a normal upload after each.
-@Suite(.serialized) struct HTTP2Tests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HTTP2Tests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts/h2_attacks.py").path
 
@@ -284,7 +284,12 @@ import Testing
         let sent = try #require(slow["sent"] as? Int, "\(slow)")
         let spooled = try #require(slow["spooled"] as? Int, "\(slow)")
         #expect(spooled > 0 && sent < 32 << 20, "the disk was not slower than the link: \(slow)")
-        #expect(sent - spooled <= 2 << 20, "more than a window and the reads in hand ahead of the disk: \(slow)")
+        // Ahead of the disk: the stream's window (1 MiB), the spooler's batch in hand (1 MiB), the write the file
+        // system is taking (FUSE's largest, 128 KiB, not yet in the backing file) and the form's own lines. Under
+        // six busy loops it was 2 MiB and 128 KiB less a byte: the write in the file system, caught mid-way.
+        #expect(
+            sent - spooled <= (2 << 20) + (128 << 10) + 4096,
+            "more than a window and the reads in hand ahead of the disk: \(slow)")
         let grown = (server.residentKiB() ?? .max) - before
         #expect(grown < 24 << 10, "the server's memory grew \(grown) KiB: \(slow)")
     }
@@ -306,7 +311,7 @@ private final class SlowDisk {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
         process.arguments = [
-            FaultHarnessTests.faults.appendingPathComponent("eio_fs.py").path, backing, mountPoint, "--rate", "0",
+            FaultHarness.folder.appendingPathComponent("eio_fs.py").path, backing, mountPoint, "--rate", "0",
             "--bandwidth", String(bandwidth),
         ]
         process.standardInput = input

@@ -29,6 +29,11 @@ public struct UploadSettings: Sendable {
     /// then that header is the address the per-address limit counts. Off, the connection's address is counted and
     /// the header ignored, since a client can send any value in it.
     public var behindProxy = false
+    /// At start, spooled files a crashed or killed run left in ``spoolDirectory`` are removed once last written
+    /// this long ago (`MultipartSpooler.removeStaleFiles(olderThan:)`); nil removes none. An hour by default: past
+    /// any upload's life, so that a second app sharing the folder keeps the files of the uploads it is reading.
+    /// Zero removes every spool file there, for a folder only this app uses.
+    public var staleAfter: Duration? = .seconds(3600)
 
     /// What the app says at start when it is not behind the proxy (``behindProxy`` off): exposed directly, a Vapor 4
     /// app has no header deadline, no connection bound and reads every refused body (Vapor gives no place for
@@ -63,6 +68,10 @@ public func routes(_ app: Application, settings: UploadSettings) throws {
     app.useMultipartUploads(idleTimeout: .seconds(settings.idleTimeoutSeconds))
     let spooler = MultipartSpooler(
         directory: settings.spoolDirectory, limits: settings.limits, digest: SHA256Digest.self)
+    if let age = settings.staleAfter {  // before the first upload: what a killed run left
+        let removed = try spooler.removeStaleFiles(olderThan: age)
+        app.logger.info("removed \(removed) spooled files an earlier run left in \(settings.spoolDirectory.path)")
+    }
 
     app.get { _ in
         Response(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .init(string: formPage))

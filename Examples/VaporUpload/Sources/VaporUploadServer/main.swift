@@ -8,7 +8,9 @@ import VaporUpload
 // route, which collects each body in memory up to that size (off by default). BEHIND_PROXY=1 says the app runs
 // behind the nginx of Deploy/ (its X-Forwarded-For names the client); MAX_UPLOADS sets the upload slots (64) and
 // MAX_UPLOADS_PER_PEER one address's share of them (8). TLS_CERTIFICATE and TLS_KEY (PEM files) serve HTTPS, with
-// HTTP/2 by ALPN beside HTTP/1.1 (`serveTLS`).
+// HTTP/2 by ALPN beside HTTP/1.1 (`serveTLS`). STALE_AFTER (seconds, 3600 by default) is the age past which a
+// spooled file a killed run left is removed at start; 0 removes them all (a folder this app alone uses).
+// IDLE_TIMEOUT (seconds, 30 by default) closes a connection that sends and receives nothing that long.
 UploadServerHeap.keepFreedMemory()  // freed memory reused, not faulted back in (its docs)
 var environment = try Environment.detect()
 try LoggingSystem.bootstrap(from: &environment)  // `--log warning` or LOG_LEVEL, as Vapor's template reads them
@@ -20,6 +22,18 @@ do {
     var settings = UploadSettings(spoolDirectory: spool)
     settings.kitRouteMaxBytes = Environment.get("KIT_ROUTE_MAX_BYTES").flatMap { Int($0) }
     settings.behindProxy = Environment.get("BEHIND_PROXY") == "1"
+    if let age = Environment.get("STALE_AFTER") {
+        guard let seconds = Double(age), seconds >= 0, seconds.isFinite else {
+            throw SettingError(message: "STALE_AFTER is a number of seconds, zero or more: \(age)")
+        }
+        settings.staleAfter = .nanoseconds(Int64(min(seconds, 1e9) * 1e9))  // past 32 years: as good as forever
+    }
+    if let idle = Environment.get("IDLE_TIMEOUT") {
+        guard let seconds = Int64(idle), seconds > 0 else {
+            throw SettingError(message: "IDLE_TIMEOUT is a whole number of seconds above 0: \(idle)")
+        }
+        settings.idleTimeoutSeconds = seconds
+    }
     if let slots = Environment.get("MAX_UPLOADS").flatMap({ Int($0) }) { settings.admission.maxUploads = max(1, slots) }
     if let share = Environment.get("MAX_UPLOADS_PER_PEER").flatMap({ Int($0) }) {
         settings.admission.maxUploadsPerPeer = max(1, share)

@@ -24,4 +24,19 @@ import Testing
         #expect(said.contains("TLS_CERTIFICATE and TLS_KEY go together"), "\(said)")
         #expect(!said.contains("Fatal error"), "\(said)")
     }
+
+    /// A number the app cannot take (a negative age, an idle timeout of 0, one that is not a number) is said by its
+    /// variable's name, exit 1; an age past 32 years is forever, not a fatal error.
+    @Test(
+        .enabled(if: binary != nil && onPath("env") != nil, "needs VaporUploadServer built beside the tests, and env"),
+        .timeLimit(.minutes(1)),
+        arguments: ["STALE_AFTER=-1", "STALE_AFTER=inf", "IDLE_TIMEOUT=0", "IDLE_TIMEOUT=soon"])
+    func aNumberItCannotTakeIsSaidByItsName(_ setting: String) async throws {
+        let result = try await run(
+            try #require(onPath("env")), [setting, try #require(Self.binary), "serve", "--port", "0"], seconds: 60)
+        let said = result.text + result.errors
+        #expect(result.status == 1, "\(said)")
+        #expect(said.contains(String(setting.prefix { $0 != "=" })), "\(said)")
+        #expect(!said.contains("Fatal error"), "\(said)")
+    }
 }
