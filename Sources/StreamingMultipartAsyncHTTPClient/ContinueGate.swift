@@ -45,10 +45,18 @@ final class ContinueGate: Sendable {
 
     private let state = NIOLockedValueBox(StateMachine())
     private let onInterim: @Sendable (HTTPResponseHead) -> Void
+    /// The interop version the request offered: a `104` of another is no announcement.
+    private let interopVersion: String
 
-    /// - Parameter onInterim: called with each interim answer (1xx) of the request, on the connection's event loop,
-    ///   up to ``maxReportedInterimAnswers``.
-    init(onInterim: @escaping @Sendable (HTTPResponseHead) -> Void) {
+    /// - Parameters:
+    ///   - interopVersion: the resumable uploads' interop version the request offers, if it offers resumption.
+    ///   - onInterim: called with each interim answer (1xx) of the request, on the connection's event loop, up to
+    ///     ``maxReportedInterimAnswers``.
+    init(
+        interopVersion: String = ResumableUpload.interopVersion,
+        onInterim: @escaping @Sendable (HTTPResponseHead) -> Void
+    ) {
+        self.interopVersion = interopVersion
         self.onInterim = onInterim
     }
 
@@ -79,7 +87,7 @@ final class ContinueGate: Sendable {
             // would be resumed by another version's rules.
             let announces =
                 head.status.code == ResumableUpload.announcementStatus
-                && head.headers.first(name: "Upload-Draft-Interop-Version") == ResumableUpload.interopVersion
+                && head.headers.first(name: "Upload-Draft-Interop-Version") == interopVersion
             let location = announces ? head.headers.first(name: "Location") : nil
             if state.withLockedValue({ $0.interimAnswer(announcing: location) }) { onInterim(head) }
             if head.status.code == 100 { open(.continued) }

@@ -60,6 +60,11 @@ extension HTTPClient {
         /// length: past it the upload fails with `MultipartError.Code.limitExceeded` (a server that reads and refuses
         /// every append draws the body about twice, not `maxResumptions` times).
         public var maxResumptions: Int = 0
+        /// The resumable uploads' interop version the upload offers (`Upload-Draft-Interop-Version`): `"8"`, draft
+        /// 09, by default; `"6"` for a server of drafts 04 and 05 (swift-nio-extras' `NIOResumableUpload`). A `104`
+        /// of another version is ignored, as the draft asks: its location would be resumed by another's rules.
+        /// Another value offers no resumption.
+        public var resumableInteropVersion: String = "8"
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.
         public var compression: MultipartBody.Compression? = nil

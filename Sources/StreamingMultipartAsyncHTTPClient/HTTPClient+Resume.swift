@@ -34,7 +34,7 @@ extension HTTPClient {
             return .notResumed
         }
         var kept = headers  // the caller's, credentials included (same origin), without the body's own
-        for name in UploadPlan.bodyHeaders + ResumableUpload.creationHeaders.map(\.0) { kept.remove(name: name) }
+        for name in UploadPlan.bodyHeaders + ResumableUpload.creationFieldNames { kept.remove(name: name) }
         let retry = MultipartRetry(
             attempts: options.maxResumptions - 1, initialDelay: .milliseconds(100), maxDelay: .seconds(5))
         var attempt = 0
@@ -56,7 +56,8 @@ extension HTTPClient {
                 var ask = HTTPClientRequest(url: location.absoluteString)
                 ask.method = .HEAD
                 ask.headers = kept
-                ask.headers.add(contentsOf: ResumableUpload.offsetRequestHeaders)
+                ask.headers.add(
+                    contentsOf: ResumableUpload.offsetRequestHeaders(version: options.resumableInteropVersion))
                 let client = try options.client?(location) ?? self
                 let answer = try await client.execute(ask, deadline: Self.deadline(options))
                 if answer.status == .notFound || answer.status == .gone { return .forgotten }
@@ -78,7 +79,8 @@ extension HTTPClient {
                 var append = HTTPClientRequest(url: location.absoluteString)
                 append.method = .PATCH
                 append.headers = kept
-                append.headers.add(contentsOf: ResumableUpload.appendHeaders(offset: offset))
+                append.headers.add(
+                    contentsOf: ResumableUpload.appendHeaders(offset: offset, version: options.resumableInteropVersion))
                 append.body = .stream(
                     body.byteBuffers(
                         startingAt: offset, size: options.bufferSize, throttle: options.throttle,

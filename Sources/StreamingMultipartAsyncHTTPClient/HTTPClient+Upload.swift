@@ -166,8 +166,12 @@ extension HTTPClient {
         {
             headers.add(name: "Expect", value: "100-continue")
         }
-        if options.maxResumptions > 0, length != nil, body.isReproducible {
-            for (name, value) in ResumableUpload.creationHeaders { headers.replaceOrAdd(name: name, value: value) }
+        if options.maxResumptions > 0, length != nil, body.isReproducible,
+            ResumableUpload.clientVersions.contains(options.resumableInteropVersion)
+        {
+            for (name, value) in ResumableUpload.creationHeaders(version: options.resumableInteropVersion) {
+                headers.replaceOrAdd(name: name, value: value)
+            }
         }
         return headers
     }
@@ -180,7 +184,7 @@ extension HTTPClient {
     ) -> (gate: ContinueGate, token: String)? {
         guard ContinueGate.isWatched(headers) else { return nil }
         let onEvent = options.onEvent
-        let gate = ContinueGate { head in
+        let gate = ContinueGate(interopVersion: options.resumableInteropVersion) { head in
             onEvent?(
                 .interimResponse(
                     HTTPClient.InterimResponse(status: head.status, headers: head.headers, version: head.version)))

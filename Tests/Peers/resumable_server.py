@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A resumable-upload server on 127.0.0.1 for the client tests: draft-ietf-httpbis-resumable-upload as interop
-version 6 speaks it (what swift-nio-extras' NIOResumableUpload and URLSession send), over one form.
+versions 6 (drafts 04-05: what swift-nio-extras' NIOResumableUpload and URLSession send) and 8 (draft 09) speak it,
+over one form; each answer names the version its upload was created in.
 
-Prints its port on the first line. A POST or PUT that carries Upload-Draft-Interop-Version: 6 and Upload-Complete
+Prints its port on the first line. A POST or PUT that carries Upload-Draft-Interop-Version: 6 or 8 and Upload-Complete
 creates an upload: the server answers 104 Upload Resumption Supported with Location: /resumable/TOKEN at once, then
 keeps every byte that arrives, even when the connection drops. HEAD /resumable/TOKEN answers 204 with Upload-Offset
 and Upload-Complete; PATCH /resumable/TOKEN with Upload-Offset appends when the offset is the server's (409 with
@@ -12,7 +13,7 @@ bytes are all there, the request that completed it is answered as upload_server.
 reads the parts), with "requests" (how many carried bytes of it) and "bytes_received" (all the body bytes that came,
 in every request). Any other request is answered 404. With --forgetful, every location answers 404, as from a
 server that restarted after it announced the upload. With --announce-version V, the 104 names interop version V
-(a version the client may not speak: it must ignore that 104). With --conflicting, every append is read whole and
+(a version the client did not offer: it must ignore that 104). With --conflicting, every append is read whole and
 answered 409 (a server that never takes an append: the client must not draw its body again and again). Exits when standard input closes.
 """
 import http.server
@@ -27,7 +28,8 @@ from read_forms import with_python_multipart  # noqa: E402
 
 FORGETFUL = "--forgetful" in sys.argv[1:]
 CONFLICTING = "--conflicting" in sys.argv[1:]
-ANNOUNCED = sys.argv[sys.argv.index("--announce-version") + 1] if "--announce-version" in sys.argv else "6"
+ANNOUNCED = sys.argv[sys.argv.index("--announce-version") + 1] if "--announce-version" in sys.argv else None
+VERSIONS = ("6", "8")
 uploads = {}  # token -> {"type", "length", "data": bytearray, "requests", "received", "done", "generation"}
 lock = threading.Lock()
 
@@ -48,7 +50,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, status, headers=(), body=b""):
         self.send_response(status)
-        self.send_header("Upload-Draft-Interop-Version", "6")
+        version = self.headers.get("Upload-Draft-Interop-Version")
+        self.send_header("Upload-Draft-Interop-Version", version if version in VERSIONS else "8")
         for name, value in headers:
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
@@ -98,7 +101,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     json.dumps(reply).encode())
 
     def do_POST(self):
-        if self.headers.get("Upload-Draft-Interop-Version") != "6" or self.headers.get("Upload-Complete") != "?1":
+        if self.headers.get("Upload-Draft-Interop-Version") not in VERSIONS or self.headers.get("Upload-Complete") != "?1":
             return self.answer(404)
         token = secrets.token_hex(16)
         length = int(self.headers["Content-Length"])
@@ -108,7 +111,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             uploads[token] = upload
             generation = self.take_over(upload)
         self.send_response_only(104, "Upload Resumption Supported")
-        self.send_header("Upload-Draft-Interop-Version", ANNOUNCED)
+        self.send_header("Upload-Draft-Interop-Version", ANNOUNCED or self.headers["Upload-Draft-Interop-Version"])
         self.send_header("Location", f"/resumable/{token}")
         self.end_headers()
         self.proceed()
