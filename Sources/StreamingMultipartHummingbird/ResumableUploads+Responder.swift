@@ -22,6 +22,14 @@ extension ResumableUploads {
         { request, writer, channel in
             if Self.isResource(request.uri.path) {
                 try await self.serveResource(request, writer: writer, channel: channel)
+            } else if self.asksLimits(
+                method: request.method.rawValue, path: request.uri.path,
+                version: request.headers[.uploadDraftInteropVersion])
+            {
+                // What a creation here would be told, before it is made (the draft's `OPTIONS`).
+                let version = request.headers[.uploadDraftInteropVersion] ?? ResumableUpload.interopVersion
+                try await writer.writeResponse(
+                    Self.answer(.noContent, [("Upload-Draft-Interop-Version", version), self.limitField()]))
             } else if let token = request.headers[Self.tokenFieldName], let upload = self.claim(token) {
                 try await self.serveCreation(
                     request, of: upload, writer: writer, channel: channel, responder: responder)
@@ -36,21 +44,53 @@ extension ResumableUploads {
     // MARK: The creation request
 
     /// Runs the route on the upload's body while this request feeds it, then sends the route's answer where it
-    /// belongs.
+    /// belongs. A creation that completes the upload (`Upload-Complete: ?1`) waits for the route's answer; one that
+    /// does not (`?0`: a client that sends its body in pieces, or learns the location only from a final answer)
+    /// is answered `201 Created` with the location once its bytes are in, and the route reads on from the appends.
     private func serveCreation(
         _ request: Request, of upload: Upload, writer: consuming ResponseWriter, channel: any Channel,
-        responder: HTTPChannelHandler.Responder
+        responder: @escaping HTTPChannelHandler.Responder
     ) async throws {
-        defer { remove(upload) }
         var head = request.head
         head.headerFields[Self.tokenFieldName] = nil
+        let header = { (name: String) in HTTPField.Name(name).flatMap { request.headers[$0] } }
+        let completes = ResumableUpload.completes(version: upload.version, field: header) ?? true
         let routed = Request(head: head, body: RequestBody(asyncSequence: upload.body))
         let segment = try upload.body.attach(from: 0)
         // The request hands its body to the upload, whose reader (the route) pulls it, and waits until it is read
         // or cut off. Awaited below, after the answer: a route may answer before the client has sent everything.
         let feeding = Task {
-            try? await upload.body.feed(segment, request.body, completes: true) { channel.close(promise: nil) }
+            try? await upload.body.feed(segment, request.body, completes: completes) { channel.close(promise: nil) }
         }
+        // The route runs in a task of its own: it outlives this request when the request does not complete the
+        // upload. Its answer goes to the request that fed the upload last (``answered(with:for:)``).
+        let routing = Task { await self.route(routed, of: upload, channel: channel, responder: responder) }
+        if !completes {
+            await feeding.value
+            if !upload.body.isOver {
+                // The bytes are in and the upload waits for appends: where to send them, and how far it got.
+                var fields = [("Location", Self.resourcePrefix + upload.token), limitField(for: upload)]
+                fields += upload.stateFields()
+                if let length = upload.length { fields.append(("Upload-Length", String(length))) }
+                return try await writer.writeResponse(Self.answer(.created, fields))
+            }
+        }
+        let (target, parts, routeError) = await routing.value
+        if target == segment {
+            try await Self.write(parts, to: writer)
+        } else {
+            channel.close(promise: nil)  // another request answers; this one was cut off or dropped
+        }
+        await feeding.value
+        if let routeError { throw routeError }
+    }
+
+    /// Runs the route on `upload`'s body, and hands its answer to the request it belongs to: which request that is,
+    /// the answer, and the route's error if it threw (what it answered is handed on all the same).
+    private func route(
+        _ routed: Request, of upload: Upload, channel: any Channel, responder: HTTPChannelHandler.Responder
+    ) async -> (target: Int?, parts: [HTTPResponsePart], error: (any Error)?) {
+        defer { remove(upload) }
         let (relay, answer) = NIOAsyncChannelOutboundWriter<HTTPResponsePart>.makeTestingWriter()
         let routeError: (any Error)?
         do {
@@ -75,13 +115,7 @@ extension ResumableUploads {
         // (under load it found the upload still there, the creation request not yet ended).
         remove(upload)
         upload.answered(with: parts, for: target)
-        if target == segment {
-            try await Self.write(parts, to: writer)
-        } else {
-            channel.close(promise: nil)  // another request answers; this one was cut off or dropped
-        }
-        await feeding.value
-        if let routeError { throw routeError }
+        return (target, parts, routeError)
     }
 
     // MARK: The upload resources
@@ -117,6 +151,8 @@ extension ResumableUploads {
         case .head:
             await upload.body.takeOver(after: Self.offsetGrace)
             var fields = upload.stateFields()
+            if let length = upload.length { fields.append(("Upload-Length", String(length))) }
+            fields.append(limitField(for: upload))
             fields.append(("Cache-Control", "no-store"))
             try await writer.writeResponse(Self.answer(.noContent, fields))
         case .delete:
@@ -143,14 +179,36 @@ extension ResumableUploads {
         guard let offset = ResumableUpload.offset(request.headers[.uploadOffset]) else {
             return try await Self.refuse("an append needs Upload-Offset", upload, writer: writer)
         }
-        if upload.version == "6", request.headers[.contentType] != "application/partial-upload" {
+        if ResumableUpload.appendNeedsPartialUploadType(version: upload.version),
+            request.headers[.contentType] != "application/partial-upload"
+        {
             return try await Self.refuse(
-                "an append of interop version 6 is Content-Type: application/partial-upload", upload, writer: writer)
+                "an append of interop version \(upload.version) is Content-Type: application/partial-upload", upload,
+                writer: writer)
         }
         let completes = ResumableUpload.completes(version: version, field: header) ?? true
-        if let total = upload.length, let length = request.headers[.contentLength].flatMap({ Int64($0) }),
-            completes ? offset + length != total : offset + length > total
-        {
+        let length = request.headers[.contentLength].flatMap { Int64($0) }
+        // The whole length this append says (`Upload-Length`, and a completing append's end) must agree with itself
+        // and with the one the upload knows; it is recorded once the append is taken.
+        var says: Int64? = nil
+        if let field = request.headers[.uploadLength] {
+            guard let declared = ResumableUpload.length(field) else {
+                return try await Self.refuse("Upload-Length \(field) is not a length", upload, writer: writer)
+            }
+            says = declared
+        }
+        if completes, let length {
+            if let says, says != offset + length {
+                return try await Self.refuse(
+                    "the append ends at \(offset + length), not at its Upload-Length \(says)", upload, writer: writer)
+            }
+            says = offset + length
+        }
+        if let says, let known = upload.length, says != known {
+            return try await Self.refuse(
+                "the append says the upload is \(says) bytes, not \(known)", upload, writer: writer)
+        }
+        if let total = says ?? upload.length, let length, offset + length > total {
             return try await Self.refuse(
                 "the append does not end where the upload does (\(total) bytes)", upload, writer: writer)
         }
@@ -164,6 +222,7 @@ extension ResumableUploads {
         } catch {
             return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))
         }
+        if let says { _ = upload.record(length: says) }  // agreed above; a racing append's is refused there
         do {
             try await upload.body.feed(segment, request.body, completes: completes) { channel.close(promise: nil) }
         } catch ResumableBody.Refusal.superseded {
@@ -241,5 +300,6 @@ extension ResumableUploads.Upload {
 extension HTTPField.Name {
     fileprivate static let uploadDraftInteropVersion = Self("Upload-Draft-Interop-Version")!
     fileprivate static let uploadOffset = Self("Upload-Offset")!
+    fileprivate static let uploadLength = Self("Upload-Length")!
 }
 #endif

@@ -3,7 +3,10 @@
 127.0.0.1, each scenario printing one JSON line of what happened. Raw sockets, so that a client can drop, lie about
 its offset and guess as a real one might.
 
-    python3 resumable_clients.py PORT SCENARIO [--size BYTES] [--version 3|5|6]
+    python3 resumable_clients.py PORT SCENARIO [--size BYTES] [--version 3|5|6|8] [--pieces]
+
+With --pieces, every upload that a scenario cuts begins instead as a first piece that does not complete it
+(`Upload-Complete: ?0`, answered 201 with the location): it waits for appends as a cut one does.
 
 Scenarios (the form is a caption and one file of --size random bytes):
   abandon  sends half the form, reads the 104, and resets the connection: reports the upload's location.
@@ -25,6 +28,14 @@ Scenarios (the form is a caption and one file of --size random bytes):
            uploads open there (boto3 at --endpoint, credentials from the environment); with --slots, waits up to
            10 s for that to fall to the slots before it counts (a cut upload lets go of its file or aborts its
            multipart upload at once, but not in no time).
+  limits   the limits as draft 09 announces them: OPTIONS /upload with the interop version and without it; a
+           creation with Upload-Length, its 104's Upload-Limit; after the drop, HEAD's Upload-Length and
+           Upload-Limit; an append whose Upload-Length is not the upload's (400), then the right one. Reports every
+           status and field.
+  pieces   the form in three pieces, as a client that cannot see a 104 sends it: a creation that says Upload-Complete:
+           ?0 with the first third (its final answer, 201, names the location), an append of the second third on
+           the same connection (?0), the last third on a new one (?1). Reports each answer's status and fields, the
+           answer and the file's SHA-256.
 """
 import argparse
 import hashlib
@@ -36,7 +47,8 @@ import time
 
 BOUNDARY = "resumableclientboundary"
 TOKEN_FIELD = "StreamingMultipart-Resumable-Upload"
-VERSION = "6"  # the interop version spoken: 3 says Upload-Incomplete where 5 and 6 say Upload-Complete
+VERSION = "6"  # the interop version spoken: 3 says Upload-Incomplete where 5, 6 and 8 say Upload-Complete
+PIECES = False  # --pieces: uploads begin as a first piece that does not complete them (?0), not as a cut request
 
 
 def complete_field(complete=True):
@@ -90,8 +102,26 @@ def reset(sock):
     sock.close()
 
 
-def create(port, body, sent, extra="", source="127.0.0.1"):
-    """Offers resumption for `body`, reads the 104, sends its first `sent` bytes and resets: the location."""
+def create_piece(port, body, sent, source="127.0.0.1"):
+    """Sends the first `sent` bytes of `body` as a creation that does not complete it (`Upload-Complete: ?0`) and
+    closes once answered: the location of its 201."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
+    sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {sent}\r\n"
+                  f"Upload-Draft-Interop-Version: {VERSION}\r\n{': '.join(complete_field(False))}\r\n\r\n").encode()
+                 + body[:sent])
+    status, fields, _ = read_answer(sock)
+    sock.close()
+    if status != 201:
+        raise RuntimeError(f"no 201 but {status}")
+    return fields["location"]
+
+
+def create(port, body, sent, extra="", source="127.0.0.1", interim=None):
+    """Offers resumption for `body`, reads the 104 (its fields into `interim`, when given), sends its first `sent`
+    bytes and resets: the location."""
+    if PIECES:
+        return create_piece(port, body, sent, source)
     sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
     sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {len(body)}\r\n"
@@ -100,6 +130,8 @@ def create(port, body, sent, extra="", source="127.0.0.1"):
     status, fields, _ = read_head(sock)
     if status != 104:
         raise RuntimeError(f"no 104 but {status}")
+    if interim is not None:
+        interim.update(fields)
     sock.sendall(body[:sent])
     time.sleep(0.3)  # the bytes reach the server before the reset
     reset(sock)
@@ -141,9 +173,9 @@ def offset(port, location):
     return status, int(fields.get("upload-offset", "-1"))
 
 
-def append(port, location, start, body, pace=None):
-    fields = [("Upload-Offset", start), complete_field()]
-    if VERSION == "6":
+def append(port, location, start, body, pace=None, extra=()):
+    fields = [("Upload-Offset", start), complete_field(), *extra]
+    if VERSION not in ("3", "5"):
         fields.append(("Content-Type", "application/partial-upload"))
     return request(port, "PATCH", location, fields, body[start:], pace)
 
@@ -169,16 +201,17 @@ def main():
     parser.add_argument("port", type=int)
     parser.add_argument("scenario")
     parser.add_argument("--size", type=int, default=3 << 20)
-    parser.add_argument("--version", choices=["3", "5", "6"], default="6")
+    parser.add_argument("--version", choices=["3", "5", "6", "8"], default="6")
     parser.add_argument("--count", type=int, default=5)
     parser.add_argument("--every", type=float, default=1)
     parser.add_argument("--spool", default=".")
     parser.add_argument("--bucket")
     parser.add_argument("--endpoint")
     parser.add_argument("--slots", type=int, default=1 << 30)
+    parser.add_argument("--pieces", action="store_true")
     arguments = parser.parse_args()
-    global VERSION
-    VERSION = arguments.version
+    global VERSION, PIECES
+    VERSION, PIECES = arguments.version, arguments.pieces
     port, size = arguments.port, arguments.size
     body, sha = form(size)
     report = {"sha256": sha}
@@ -244,6 +277,47 @@ def main():
             time.sleep(arguments.every)
             report["appends"].append(request(port, "PATCH", location, [
                 ("Upload-Offset", at), ("Upload-Complete", "?0"), ("Content-Type", "application/partial-upload")])[0])
+    elif arguments.scenario == "limits":
+        status, fields, _ = request(port, "OPTIONS", "/upload")
+        report["options"] = {"status": status, "limit": fields.get("upload-limit"),
+                             "version": fields.get("upload-draft-interop-version")}
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)  # without the version: the app's
+        sock.sendall(b"OPTIONS /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+        status, fields, _ = read_answer(sock, "OPTIONS")
+        sock.close()
+        report["optionsWithoutVersion"] = {"status": status, "limit": fields.get("upload-limit")}
+        interim = {}
+        location = create(port, body, len(body) // 2, extra=f"Upload-Length: {len(body)}\r\n", interim=interim)
+        report["interimLimit"] = interim.get("upload-limit")
+        status, fields, _ = request(port, "HEAD", location)
+        report["head"] = {"status": status, "length": fields.get("upload-length"), "limit": fields.get("upload-limit"),
+                          "offset": fields.get("upload-offset"), "cache": fields.get("cache-control")}
+        at = int(fields.get("upload-offset", "0"))
+        report["wrongLength"] = append(port, location, at, body, extra=[("Upload-Length", len(body) + 1)])[0]
+        report["append"], fields, text = append(port, location, at, body, extra=[("Upload-Length", len(body))])
+        report["answerSha256"] = answer_sha(text)
+        report["length"] = len(body)
+    elif arguments.scenario == "pieces":
+        third = len(body) // 3
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall((f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {third}\r\n"
+                      f"Upload-Draft-Interop-Version: {VERSION}\r\n{': '.join(complete_field(False))}\r\n"
+                      f"Upload-Length: {len(body)}\r\n\r\n").encode() + body[:third])
+        status, fields, _ = read_answer(sock)
+        keep = ("location", "upload-offset", "upload-complete", "upload-length", "upload-limit")
+        report["created"] = {"status": status, **{name: fields.get(name) for name in keep}}
+        location = fields.get("location")
+        sock.sendall((f"PATCH {location} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {VERSION}\r\n"
+                      f"Upload-Offset: {third}\r\n{': '.join(complete_field(False))}\r\n"
+                      f"Content-Type: application/partial-upload\r\nContent-Length: {third}\r\n\r\n").encode()
+                     + body[third:2 * third])
+        status, fields, _ = read_answer(sock, "PATCH")
+        sock.close()
+        report["middle"] = {"status": status, **{name: fields.get(name) for name in keep}}
+        report["last"], fields, text = append(port, location, 2 * third, body)
+        report["answerSha256"], report["complete"] = answer_sha(text), fields.get("upload-complete")
+        report["third"] = third
     elif arguments.scenario == "paused":
         report["held"], report["created"] = [], 0
         for index in range(arguments.count):

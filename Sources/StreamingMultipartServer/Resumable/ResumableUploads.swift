@@ -4,7 +4,8 @@ package import NIOHTTP1
 import StreamingMultipart
 import StreamingMultipartUploadClient
 
-/// Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 3, 5 and 6) for a NIO server's upload
+/// Resumable uploads (draft-ietf-httpbis-resumable-upload, interop versions 3, 5, 6 and 8: drafts 01, 03, 04–05 and
+/// 09) for a NIO server's upload
 /// routes: a client whose connection drops sends only the rest of its body, and the route reads one body that paused
 /// while the client reconnected. Nothing is parsed, hashed or stored twice; limits count the body's bytes once.
 ///
@@ -16,9 +17,11 @@ import StreamingMultipartUploadClient
 ///
 /// What a client sees:
 ///
-/// 1. A `POST` or `PUT` that offers resumption (`Upload-Draft-Interop-Version` and `Upload-Complete: ?1`) gets
+/// 1. A `POST` or `PUT` that offers resumption (`Upload-Draft-Interop-Version` and `Upload-Complete`) gets
 ///    `104 Upload Resumption Supported` at once, before any `100 Continue`, with the upload's `Location`:
-///    ``resourcePrefix`` and 128 random bits in hex, unguessable and bound to that upload alone.
+///    ``resourcePrefix`` and 128 random bits in hex, unguessable and bound to that upload alone; and its limits
+///    (`Upload-Limit`). One that says `Upload-Complete: ?0` sends only the first piece: it is answered
+///    `201 Created` with the location once that piece is in, and the route reads on from the appends.
 /// 2. After a drop, `HEAD` on the location answers `204` with `Upload-Offset`: the bytes the server has. It also cuts
 ///    off the request that was still sending, so that the offset stays put.
 /// 3. `PATCH` on the location from that offset sends the rest; its answer is the route's answer to the form. An append
@@ -49,15 +52,21 @@ public final class ResumableUploads: @unchecked Sendable {
         /// The longest an upload may take in all, from its creation, however it is fed: then it fails as expired
         /// (`MultipartError.Code.timedOut`). Default an hour; raise it for large files over slow links.
         public var lifetime: Duration
+        /// The most bytes an upload's body may have, announced as `Upload-Limit: max-size` (on the `104`, the
+        /// creation's answer, `HEAD` and `OPTIONS`): a creation whose length (`Upload-Length`, or a complete
+        /// request's `Content-Length`) is larger is not offered resumption. Nil (the default) announces none; the
+        /// route's own limits (the spooler's) hold either way, so set it to the largest body they take.
+        public var maxSize: Int64?
 
         public init(
             window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil,
-            lifetime: Duration = .seconds(3600)
+            lifetime: Duration = .seconds(3600), maxSize: Int64? = nil
         ) {
             self.window = window
             self.maxUploads = max(0, maxUploads)
             self.paths = paths
             self.lifetime = lifetime
+            self.maxSize = maxSize.map { max(0, $0) }
         }
     }
 
@@ -102,21 +111,31 @@ public final class ResumableUploads: @unchecked Sendable {
     }
 
     /// Offers resumption to `head` when it asks for it (a `POST` or `PUT` over HTTP/1.1 or an HTTP/2 stream, of a
-    /// spoken interop version, that completes the upload, on one of ``Configuration/paths``) and there is room:
+    /// spoken interop version, that says whether it completes the upload, on one of ``Configuration/paths``) and
+    /// there is room:
     /// registers the upload and returns its `104`.
     package func announce(_ head: HTTPRequestHead) -> Announcement? {
         guard head.version.major > 1 || head.version.minor >= 1, head.method == .POST || head.method == .PUT,
             let version = head.headers.first(name: "Upload-Draft-Interop-Version"),
             ResumableUpload.serverVersions.contains(version),
-            ResumableUpload.completes(version: version, field: { head.headers.first(name: $0) }) == true,
+            let completes = ResumableUpload.completes(version: version, field: { head.headers.first(name: $0) }),
             head.headers.first(name: "Upload-Offset").map({ ResumableUpload.offset($0) == 0 }) ?? true
         else { return nil }
         let path = String(head.uri.prefix { $0 != "?" })
         guard !path.hasPrefix(Self.resourcePrefix), configuration.paths?.contains(path) ?? true else { return nil }
-        let length = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        // The length: `Upload-Length`, or a complete request's `Content-Length`; both must agree (a malformed or
+        // disagreeing `Upload-Length` is not taken for resumption), and fit under the announced `max-size`.
+        var length = completes ? head.headers.first(name: "Content-Length").flatMap { Int64($0) } : nil
+        if let field = head.headers.first(name: "Upload-Length") {
+            guard let declared = ResumableUpload.length(field), length.map({ $0 == declared }) ?? true else {
+                return nil
+            }
+            length = declared
+        }
+        if let length, let maxSize = configuration.maxSize, length > maxSize { return nil }
         let token = Self.makeToken()
         let upload = Upload(
-            token: token, version: version, length: length,
+            token: token, version: version, length: length, lifetime: configuration.lifetime,
             body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime, metrics: metrics))
         let added: Bool = uploads.withLockedValue { [maxUploads = configuration.maxUploads] uploads in
             guard uploads.count < maxUploads else { return false }
@@ -128,6 +147,8 @@ public final class ResumableUploads: @unchecked Sendable {
             version: .http1_1, status: .custom(code: 104, reasonPhrase: "Upload Resumption Supported"))
         answer.headers.add(name: "Upload-Draft-Interop-Version", value: version)
         answer.headers.add(name: "Location", value: Self.resourcePrefix + token)
+        let (name, value) = limitField(for: upload)
+        answer.headers.add(name: name, value: value)
         return Announcement(token: token, head: answer)
     }
 
@@ -181,6 +202,22 @@ public final class ResumableUploads: @unchecked Sendable {
         for entry in all { entry.upload.body.cancel() }
     }
 
+    /// `Upload-Limit` (RFC 9651 dictionary): `max-size` when ``Configuration/maxSize`` is set and, for an upload,
+    /// `max-age`, the seconds left of its lifetime; `min-size=0` when there is neither (the draft's "no limit").
+    package func limitField(for upload: Upload? = nil) -> (String, String) {
+        var limits: [String] = []
+        if let maxSize = configuration.maxSize { limits.append("max-size=\(maxSize)") }
+        if let upload { limits.append("max-age=\(upload.secondsLeft)") }
+        return ("Upload-Limit", limits.isEmpty ? "min-size=0" : limits.joined(separator: ", "))
+    }
+
+    /// Whether `head` asks which limits a creation on its path would have (`OPTIONS` of a spoken interop version,
+    /// on one of ``Configuration/paths``, or `OPTIONS *`): its answer is `204` with ``limitField(for:)``.
+    package func asksLimits(method: String, path: String, version: String?) -> Bool {
+        guard method == "OPTIONS", let version, ResumableUpload.serverVersions.contains(version) else { return false }
+        return path == "*" || (!Self.isResource(path) && configuration.paths?.contains(path) ?? true)
+    }
+
     /// 128 random bits in hex.
     private static func makeToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -197,9 +234,12 @@ extension ResumableUploads {
         package let token: String
         /// The client's interop version, which every answer echoes.
         package let version: String
-        /// The creation request's `Content-Length`: the whole body's, when it had one.
-        package let length: Int64?
         package let body: ResumableBody
+        /// When its lifetime ends, as `Upload-Limit: max-age` says it.
+        private let expires: ContinuousClock.Instant
+        /// The whole body's length once known (`Upload-Length`, or a completing request's `Content-Length` and
+        /// offset): every later request must agree.
+        private let knownLength: NIOLockedValueBox<Int64?>
 
         /// The requests waiting for the route's answer, until it answers: then the answer and the request it
         /// belongs to.
@@ -210,12 +250,28 @@ extension ResumableUploads {
 
         private let answering = NIOLockedValueBox(Answering.waiting([]))
 
-        init(token: String, version: String, length: Int64?, body: ResumableBody) {
+        init(token: String, version: String, length: Int64?, lifetime: Duration, body: ResumableBody) {
             self.token = token
             self.version = version
-            self.length = length
+            self.knownLength = NIOLockedValueBox(length)
+            self.expires = .now + lifetime
             self.body = body
         }
+
+        /// The whole body's length, when known.
+        package var length: Int64? { knownLength.withLockedValue { $0 } }
+
+        /// Records `length` as the body's: false when another was known (the draft's inconsistent length).
+        package func record(length: Int64) -> Bool {
+            knownLength.withLockedValue { known in
+                if let known { return known == length }
+                known = length
+                return true
+            }
+        }
+
+        /// The whole seconds left of its lifetime, 0 or more.
+        var secondsLeft: Int64 { max(0, (expires - .now).components.seconds) }
 
         /// The route answered with `parts` (the transport's own), for request `segment` (nil: for no request, the
         /// upload having failed while none fed it). Each request waiting in ``answer(for:)`` learns whether it is

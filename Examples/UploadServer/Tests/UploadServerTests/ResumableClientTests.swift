@@ -29,7 +29,7 @@ struct ResumableClientTests {
 
     /// A client that resumes from a stale offset gets 409 with the server's offset, then completes from it; in each
     /// interop version the server speaks (3 says `Upload-Incomplete: ?0` where 5 and 6 say `Upload-Complete: ?1`).
-    @Test(arguments: ["3", "5", "6"]) func aStaleOffsetGets409AndTheRightOne(version: String) async throws {
+    @Test(arguments: ["3", "5", "6", "8"]) func aStaleOffsetGets409AndTheRightOne(version: String) async throws {
         let server = try await offPool { try RunningServer() }
         defer { server.stop() }
         let report = try await scenario("stale", on: server, ["--version", version])
@@ -39,6 +39,62 @@ struct ResumableClientTests {
         #expect(report["append"] as? Int == 200, "\(report)")
         #expect(report["complete"] as? String == (version == "3" ? "?0" : "?1"), "\(report)")
         #expect(report["answerSha256"] as? String == report["sha256"] as? String)
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// Draft 09's limits and length (interop version 8): `OPTIONS` on the upload path with the interop version is
+    /// `204` with `Upload-Limit` (`max-size`, the server's body limit), and without it the app's own answer; the
+    /// `104` carries the limits and the upload's `max-age`; `HEAD` says the `Upload-Length` the creation gave; an
+    /// append that says another length is `400`, and the upload completes with the right one.
+    @Test func draftNineAnnouncesItsLimitsAndKeepsTheLength() async throws {
+        let server = try await offPool { try RunningServer(arguments: ["--resume-lifetime", "600"]) }
+        defer { server.stop() }
+        let report = try await scenario("limits", on: server, ["--version", "8", "--size", "1000000"])
+        /// `Upload-Limit`'s members (`max-size=N, max-age=N`) by name.
+        func limits(_ field: Any?) -> [String: Int] {
+            Dictionary(
+                ((field as? String) ?? "").split(separator: ",").compactMap { member in
+                    let pair = member.split(separator: "=").map { $0.trimmingCharacters(in: .whitespaces) }
+                    return pair.count == 2 ? Int(pair[1]).map { (pair[0], $0) } : nil
+                }, uniquingKeysWith: { $1 })
+        }
+        let options = try #require(report["options"] as? [String: Any], "\(report)")
+        let announced = limits(options["limit"])
+        #expect(options["status"] as? Int == 204 && options["version"] as? String == "8", "\(report)")
+        #expect((announced["max-size"] ?? 0) > 1_000_000 && announced["max-age"] == nil, "\(report)")
+        let plain = try #require(report["optionsWithoutVersion"] as? [String: Any], "\(report)")
+        #expect(plain["limit"] is NSNull && plain["status"] as? Int != 204, "the app's own answer: \(report)")
+        let interim = limits(report["interimLimit"])
+        #expect(interim["max-size"] == announced["max-size"], "\(report)")
+        #expect((590...600).contains(interim["max-age"] ?? -1), "the lifetime, 600 s, from the creation: \(report)")
+        let head = try #require(report["head"] as? [String: Any], "\(report)")
+        #expect(head["status"] as? Int == 204 && head["cache"] as? String == "no-store", "\(report)")
+        #expect(head["length"] as? String == String(try #require(report["length"] as? Int)), "\(report)")
+        #expect(limits(head["limit"])["max-size"] == announced["max-size"], "\(report)")
+        #expect((1...600).contains(limits(head["limit"])["max-age"] ?? -1), "\(report)")
+        #expect(report["wrongLength"] as? Int == 400 && report["append"] as? Int == 200, "\(report)")
+        #expect(report["answerSha256"] as? String == report["sha256"] as? String)
+        #expect(try server.spooledFiles() == [])
+    }
+
+    /// A form sent in three pieces, as a client that cannot see a `104` (a browser's `fetch`) sends it: a creation
+    /// that says `Upload-Complete: ?0` is answered `201 Created` with the location, the offset and the limits once
+    /// its piece is in; an append on the same connection goes on from there (`204`); the last completes the form,
+    /// whose answer names the file's SHA-256. In each interop version that has `Upload-Complete: ?0` (5, 6, 8).
+    @Test(arguments: ["5", "6", "8"]) func aFormSentInPiecesArrivesWhole(version: String) async throws {
+        let server = try await offPool { try RunningServer() }
+        defer { server.stop() }
+        let report = try await scenario("pieces", on: server, ["--version", version, "--size", "3000000"])
+        let third = try #require(report["third"] as? Int, "\(report)")
+        let created = try #require(report["created"] as? [String: Any], "\(report)")
+        #expect(created["status"] as? Int == 201 && created["upload-complete"] as? String == "?0", "\(report)")
+        #expect((created["location"] as? String)?.hasPrefix("/resumable_upload/") == true, "\(report)")
+        #expect(created["upload-offset"] as? String == String(third), "\(report)")
+        #expect((created["upload-limit"] as? String)?.contains("max-age=") == true, "\(report)")
+        let middle = try #require(report["middle"] as? [String: Any], "\(report)")
+        #expect(middle["status"] as? Int == 204 && middle["upload-offset"] as? String == String(2 * third), "\(report)")
+        #expect(report["last"] as? Int == 200 && report["complete"] as? String == "?1", "\(report)")
+        #expect(report["answerSha256"] as? String == report["sha256"] as? String, "\(report)")
         #expect(try server.spooledFiles() == [])
     }
 
@@ -157,11 +213,15 @@ struct ResumableClientTests {
     /// Paused uploads from fresh addresses never hold more files than the server has slots: each new one cuts the
     /// slowest paused upload, whose route lets go of its spool file at once, and a slot is free only once it has
     /// (before, a cut freed the slot at once and the paused upload kept its file: 237 files with 64 slots).
-    @Test func pausedUploadsNeverHoldMoreFilesThanTheSlots() async throws {
+    /// Uploads begun as a first piece that does not complete them (`Upload-Complete: ?0`, answered `201`) wait the
+    /// same way, and are held to the same slots (`pieces`).
+    @Test(arguments: [false, true]) func pausedUploadsNeverHoldMoreFilesThanTheSlots(pieces: Bool) async throws {
         let server = try await offPool { try RunningServer(arguments: Self.fourSlots) }
         defer { server.stop() }
         let report = try await scenario(
-            "paused", on: server, ["--count", "12", "--spool", server.spool.path, "--slots", "4"])
+            "paused", on: server,
+            ["--count", "12", "--spool", server.spool.path, "--slots", "4"]
+                + (pieces ? ["--pieces", "--version", "8"] : []))
         let held = try #require(report["held"] as? [Int])
         #expect(held.count == 12 && held.allSatisfy { $0 <= 4 }, "\(held)")
         #expect((held.max() ?? 0) >= 2, "the paused uploads held something: \(held)")
