@@ -218,6 +218,10 @@ extension ResumableUploads {
         } catch ResumableBody.Refusal.conflict(let expected) {
             var fields = upload.stateFields().filter { $0.0 != "Upload-Offset" }
             fields.append(("Upload-Offset", String(expected)))
+            // Closed after the answer: the rest of a stale append's body is not read. A browser re-sends an append
+            // whose reused connection was cut (from the old offset, as it was), and reading that whole body to
+            // keep the connection cost the upload the body again.
+            fields.append(("Connection", "close"))
             return try await writer.writeResponse(Self.answer(.conflict, fields))
         } catch {
             return try await writer.writeResponse(Self.answer(.notFound, [("Upload-Draft-Interop-Version", version)]))

@@ -2,9 +2,9 @@
 /// `filename`.
 ///
 /// Building escapes `name` and `filename` the way browsers do (the WHATWG HTML "multipart/form-data encoding
-/// algorithm"): `"` becomes `%22`, CR `%0D` and LF `%0A`, and a backslash is sent as it is. Non-ASCII names go out
-/// as UTF-8, as every current browser sends them. So that every string reads back as itself, a `%` that would
-/// otherwise read as one of those escapes (`%22`, `%0D`, `%0A`, either case, or `%25`) is sent as `%25`.
+/// algorithm"): `"` becomes `%22`, CR `%0D` and LF `%0A`, and a `%` and a backslash are sent as they are. Non-ASCII
+/// names go out as UTF-8, as every current browser sends them. A name that holds `%22`, `%0D` or `%0A` as text
+/// therefore reads back unescaped, as from a browser (``escape(_:)``).
 ///
 /// ```swift
 /// ContentDisposition(name: "photo", filename: #"my "best".jpg"#).headerValue
