@@ -42,7 +42,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            resources: [.copy("Web")]  // the resumable upload page and its module (WebFiles)
         ),
         .executableTarget(
             // The same server's upload route in 30 lines: what a new app writes with StreamingMultipartHummingbird.

@@ -148,6 +148,18 @@ router.get("/") { _, _ in
         status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(string: FormPage.html)))
 }
+let web = WebFiles.load()
+if !web.missing.isEmpty {
+    logger.warning(
+        "the web files \(web.missing) are not beside the binary: /resumable and /resumable-form.js answer 404")
+}
+for file in web.files.values {
+    router.get(RouterPath(file.path)) { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: file.contentType, .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
+    }
+}
 router.post("/upload") { request, context in
     try await service.upload(request, context: context)
 }
