@@ -2,21 +2,24 @@
 /// table (and the raw JSON) without leaving the page. Without JavaScript the form posts as usual and the browser
 /// shows the JSON.
 enum FormPage {
+    /// The pages' style (`GET /upload.css`), this one's and the resumable upload page's (`Web/resumable.html`).
+    static let css = """
+        body { font: 16px system-ui, sans-serif; margin: 2em; max-width: 60em; }
+        label { display: block; margin: 0.5em 0; }
+        table { border-collapse: collapse; margin: 1em 0; }
+        th, td { border: 1px solid #999; padding: 0.3em 0.6em; text-align: left; font-family: monospace;
+                 overflow-wrap: anywhere; }
+        .error { color: #a00; font-weight: bold; }
+        pre { background: #f4f4f4; padding: 1em; white-space: pre-wrap; word-break: break-all; }
+        """
+
     static let html = """
         <!doctype html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <title>UploadServer</title>
-        <style>
-          body { font: 16px system-ui, sans-serif; margin: 2em; max-width: 60em; }
-          label { display: block; margin: 0.5em 0; }
-          table { border-collapse: collapse; margin: 1em 0; }
-          th, td { border: 1px solid #999; padding: 0.3em 0.6em; text-align: left; font-family: monospace;
-                   overflow-wrap: anywhere; }
-          .error { color: #a00; font-weight: bold; }
-          pre { background: #f4f4f4; padding: 1em; white-space: pre-wrap; word-break: break-all; }
-        </style>
+        <link rel="stylesheet" href="/upload.css">
         </head>
         <body>
         <h1>Upload</h1>

@@ -148,6 +148,11 @@ router.get("/") { _, _ in
         status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
         body: .init(byteBuffer: ByteBuffer(string: FormPage.html)))
 }
+router.get("/upload.css") { _, _ in
+    Response(
+        status: .ok, headers: [.contentType: "text/css; charset=utf-8"],
+        body: .init(byteBuffer: ByteBuffer(string: FormPage.css)))
+}
 let web = WebFiles.load()
 if !web.missing.isEmpty {
     logger.warning(
