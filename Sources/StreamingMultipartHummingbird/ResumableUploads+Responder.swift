@@ -75,7 +75,13 @@ extension ResumableUploads {
                 return try await writer.writeResponse(Self.answer(.created, fields))
             }
         }
-        let (target, parts, routeError) = await routing.value
+        // Awaited here, the route is this request's to cancel, as it was when it ran inline (a route that goes on
+        // after a `201` is the upload's: its window, its lifetime and a graceful shutdown end it).
+        let (target, parts, routeError) = await withTaskCancellationHandler {
+            await routing.value
+        } onCancel: {
+            routing.cancel()
+        }
         if target == segment {
             try await Self.write(parts, to: writer)
         } else {

@@ -10,12 +10,6 @@ import Testing
     .timeLimit(.minutes(5))
 )
 struct ResumablePageTests {
-    /// The largest send buffer a TCP socket grows to here (`net.ipv4.tcp_wmem`'s third value), as text.
-    static func largestSendBuffer() -> String? {
-        (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
-            .split(whereSeparator: \.isWhitespace).last.map(String.init)
-    }
-
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Scripts")
 
@@ -51,10 +45,9 @@ struct ResumablePageTests {
         #expect(built.output.count > 140_000 && moduled.output == built.output, "\(moduled.output.count) bytes")
     }
 
-    /// A headless browser drives the page through a front that cuts its connections after each 6 MB the browser
-    /// sends (the page and the module come through it too): the 32 MiB file arrives with the SHA-256 the page
-    /// computed, and each cut costs at most a send buffer more than the body (what was in flight, sent
-    /// again). A cut is met as an error the module resumes after, or as the `409` of the browser's own re-send:
+    /// A headless browser drives the page through a front that cuts its connections after each 10 MB the browser
+    /// sends (the page and the module come through it too): the 48 MiB file arrives with the SHA-256 the page
+    /// computed, and the cuts cost less than the body again (each costs what was in flight, sent again). A cut is met as an error the module resumes after, or as the `409` of the browser's own re-send:
     /// Chromium sends an append whose reused connection was cut again by itself, from its old offset; the server
     /// answers `409` and closes, and the module asks the offset. Screenshots of the page mid-upload and after are
     /// written to the temporary folder.
@@ -68,12 +61,12 @@ struct ResumablePageTests {
         // A patient body rule: a browser in a loaded run can stall past the default 10 s window, and this test is
         // of resumption, not of the rate (a failed upload's location would answer 404, and the page start over).
         let server = try await offPool { try RunningServer(arguments: ["--body-window", "120"]) }
-        let front = try Front(before: server, actions: Array(repeating: "cut:6000000", count: 8) + ["proxy"])
+        let front = try Front(before: server, actions: Array(repeating: "cut:10000000", count: 8) + ["proxy"])
         defer {
             front.stop()
             server.stop()
         }
-        let size = 32 << 20
+        let size = 48 << 20
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("resumable-page-\(browser)").path
         let result = try await run(
             try #require(onPath("python3")),
@@ -93,10 +86,10 @@ struct ResumablePageTests {
         // Each cut is met once: as an error the module resumes after, or as the 409 of the browser's own re-send.
         let recoveries = try #require(report["resumptions"] as? Int) + (try #require(report["conflicts"] as? Int))
         #expect(cuts >= 3 && (1...cuts).contains(recoveries), "\(cuts) cuts, \(recoveries) recoveries: \(report)")
-        // A cut costs what was in flight: at most the client's send buffer (tcp_wmem's largest), sent again.
-        let sendBuffer = try #require(Int(Self.largestSendBuffer() ?? "4194304"))
+        // A cut costs what was in flight, sent again: a few MB here (Benchmarks/browser-resume.sh measures it; 256
+        // MiB through three cuts cost 1.04 to 1.05 times the body). What this holds: never the body twice.
         #expect(
-            clientBytes >= size && clientBytes <= size + cuts * (sendBuffer + (1 << 20)),
+            clientBytes >= size && clientBytes < 2 * size,
             "\(clientBytes) bytes sent for \(size) through \(cuts) cuts")
         print("\(browser): \(clientBytes) bytes sent for \(size) through \(cuts) cuts, \(recoveries) recoveries")
         #expect(FileManager.default.fileExists(atPath: prefix + "-during.png"), "no screenshot mid-upload")
