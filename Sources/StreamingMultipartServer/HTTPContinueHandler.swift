@@ -52,7 +52,7 @@ public final class HTTPContinueHandler: ChannelDuplexHandler, RemovableChannelHa
             announced.append(announcement?.token)
             if let announcement {
                 head.headers.add(name: ResumableUploads.tokenField, value: announcement.token)
-                interims.append(announcement.head)
+                if let interim = announcement.head { interims.append(interim) }
             }
         }
         if (version.major > 1 || (version.major == 1 && version.minor >= 1))

@@ -16,10 +16,10 @@ import Testing
     final class Server {
         let channel = EmbeddedChannel()
 
-        init(pipeliningAssistance: Bool = false) throws {
+        init(pipeliningAssistance: Bool = false, resumableUploads: ResumableUploads? = nil) throws {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: pipeliningAssistance, withErrorHandling: false)
-            try channel.pipeline.syncOperations.addHandler(HTTPContinueHandler())
+            try channel.pipeline.syncOperations.addHandler(HTTPContinueHandler(resumableUploads: resumableUploads))
         }
 
         /// Sends `text` as the client, and returns the request heads the application received.
@@ -65,6 +65,31 @@ import Testing
         _ = try server.receive("abc")
         try server.respond(.ok, body: "ok")
         #expect(try server.sent().hasPrefix("HTTP/1.1 200 OK\r\n"))
+    }
+
+    /// A resumable creation (interop version 8) gets its `104` with a location that names the server's node, and
+    /// the route its token; without interim answers (behind a proxy that cannot pass one on) no `104` goes, a
+    /// creation that sends the first piece (`Upload-Complete: ?0`) is still an upload (its `201` will say where), and
+    /// a complete one is a plain request.
+    @Test(arguments: [true, false]) func aCreationsInterimAnswerGoesOnlyWhenTheServerSendsThem(interim: Bool) throws {
+        let uploads = ResumableUploads(.init(node: "east-1 ü", interimResponses: interim))
+        #expect(uploads.configuration.node == "east1")
+        for complete in ["?1", "?0"] {
+            let server = try Server(resumableUploads: uploads)
+            let heads = try server.receive(
+                "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nUpload-Draft-Interop-Version: 8\r\n"
+                    + "Upload-Complete: \(complete)\r\n\r\n")
+            let token = heads.first?.headers.first(name: ResumableUploads.tokenField)
+            let sent = try server.sent()
+            if interim {
+                #expect(sent.hasPrefix("HTTP/1.1 104 Upload Resumption Supported\r\n"), "\(sent)")
+                #expect(sent.contains("Location: /resumable_upload/east1-"), "\(sent)")
+                #expect(token?.hasPrefix("east1-") == true)
+            } else {
+                #expect(sent == "", "no interim answer: \(sent)")
+                #expect((token != nil) == (complete == "?0"), "an upload only when the 201 can name it")
+            }
+        }
     }
 
     @Test func aPipelinedRequestGetsItsContinueAfterTheAnswersBeforeIt() throws {

@@ -36,6 +36,12 @@ Scenarios (the form is a caption and one file of --size random bytes):
            ?0 with the first third (its final answer, 201, names the location), an append of the second third on
            the same connection (?0), the last third on a new one (?1). Reports each answer's status and fields, the
            answer and the file's SHA-256.
+  cut      as the browser page sends a form (Web/resumable-form.js): a creation without bytes (Upload-Complete: ?0,
+           Upload-Length; answered 201 with the location), then the body in one PATCH, reset after half of it;
+           HEAD asks the offset and a PATCH sends the rest. With --hold, stops after the reset. With --location,
+           resumes that upload instead of creating one, and when its HEAD is answered 404 (the upload is gone),
+           starts again with a new creation, once. Reports the locations, each status and offset (the creations'
+           interim ones too), the 404's text, the answer and the file's SHA-256.
 """
 import argparse
 import hashlib
@@ -81,13 +87,15 @@ def read_head(sock, data=b""):
     return int(lines[0].split()[1]), fields, rest
 
 
-def read_answer(sock, method="POST"):
-    """The final answer (1xx skipped): (status, fields, body)."""
+def read_answer(sock, method="POST", interims=None):
+    """The final answer (1xx skipped, their statuses added to `interims` when given): (status, fields, body)."""
     rest = b""
     while True:
         status, fields, rest = read_head(sock, rest)
         if status >= 200:
             break
+        if interims is not None:
+            interims.append(status)
     length = 0 if method == "HEAD" or status == 204 else int(fields.get("content-length", "0"))
     while len(rest) < length:
         more = sock.recv(65536)
@@ -138,8 +146,9 @@ def create(port, body, sent, extra="", source="127.0.0.1", interim=None):
     return fields["location"]
 
 
-def request(port, method, path, fields=(), body=b"", pace=None, version=None):
-    """One request on a new connection: (status, fields, body). `pace` sends the body that many bytes a second."""
+def request(port, method, path, fields=(), body=b"", pace=None, version=None, interims=None):
+    """One request on a new connection: (status, fields, body). `pace` sends the body that many bytes a second;
+    `interims` gets the statuses of the interim (1xx) answers."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {version or VERSION}\r\n"
     head += "".join(f"{name}: {value}\r\n" for name, value in fields)
@@ -161,7 +170,7 @@ def request(port, method, path, fields=(), body=b"", pace=None, version=None):
                 except socket.timeout:
                     time.sleep(0.95)
             sock.settimeout(60)
-        return read_answer(sock, method)
+        return read_answer(sock, method, interims)
     except (OSError, ConnectionError) as error:
         return None, {}, f"closed: {type(error).__name__}"
     finally:
@@ -178,6 +187,47 @@ def append(port, location, start, body, pace=None, extra=()):
     if VERSION not in ("3", "5"):
         fields.append(("Content-Type", "application/partial-upload"))
     return request(port, "PATCH", location, fields, body[start:], pace)
+
+
+def create_empty(port, length, interims):
+    """A creation without bytes that says how long the upload is, as the browser page sends it: (status, location).
+    The statuses of its interim answers go into `interims`."""
+    fields = [complete_field(False), ("Upload-Length", length),
+              ("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")]
+    status, answered, _ = request(port, "POST", "/upload", fields, interims=interims)
+    return status, answered.get("location")
+
+
+def append_cut(port, location, body):
+    """The whole body in one PATCH from 0, reset after half of it has gone."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall((f"PATCH {location} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpload-Draft-Interop-Version: {VERSION}\r\n"
+                  f"Upload-Offset: 0\r\n{': '.join(complete_field())}\r\n"
+                  f"Content-Type: application/partial-upload\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+                 + body[:len(body) // 2])
+    time.sleep(0.3)  # the bytes reach the server before the reset
+    reset(sock)
+
+
+def cut(port, body, report, location=None, hold=False):
+    """The `cut` scenario: creates (unless given `location`), cuts, asks, sends the rest; starts again once on 404."""
+    if location is None:
+        report["created"], location = create_empty(port, len(body), report.setdefault("interims", []))
+        report.setdefault("locations", []).append(location)
+        if location is None:
+            return
+        append_cut(port, location, body)
+        if hold:
+            return
+    head, fields, _ = request(port, "HEAD", location)
+    if head == 404 and "gone" not in report:
+        # A HEAD's answer has no body: the text of the 404 is a GET's.
+        report["gone"] = {"head": head, "location": location, "text": request(port, "GET", location)[2]}
+        cut(port, body, report)
+        return
+    report["head"], report["offset"] = head, int(fields.get("upload-offset", "-1"))
+    report["append"], fields, text = append(port, location, report["offset"], body)
+    report["answerSha256"], report["complete"] = answer_sha(text), fields.get("upload-complete")
 
 
 def answer_sha(text):
@@ -209,6 +259,8 @@ def main():
     parser.add_argument("--endpoint")
     parser.add_argument("--slots", type=int, default=1 << 30)
     parser.add_argument("--pieces", action="store_true")
+    parser.add_argument("--hold", action="store_true")
+    parser.add_argument("--location")
     arguments = parser.parse_args()
     global VERSION, PIECES
     VERSION, PIECES = arguments.version, arguments.pieces
@@ -318,6 +370,8 @@ def main():
         report["last"], fields, text = append(port, location, 2 * third, body)
         report["answerSha256"], report["complete"] = answer_sha(text), fields.get("upload-complete")
         report["third"] = third
+    elif arguments.scenario == "cut":
+        cut(port, body, report, arguments.location, arguments.hold)
     elif arguments.scenario == "paused":
         report["held"], report["created"] = [], 0
         for index in range(arguments.count):

@@ -19,7 +19,8 @@ import StreamingMultipartUploadClient
 ///
 /// 1. A `POST` or `PUT` that offers resumption (`Upload-Draft-Interop-Version` and `Upload-Complete`) gets
 ///    `104 Upload Resumption Supported` at once, before any `100 Continue`, with the upload's `Location`:
-///    ``resourcePrefix`` and 128 random bits in hex, unguessable and bound to that upload alone; and its limits
+///    ``resourcePrefix`` and 128 random bits in hex (after ``Configuration/node`` and `-` when it is set),
+///    unguessable and bound to that upload alone; and its limits
 ///    (`Upload-Limit`). One that says `Upload-Complete: ?0` sends only the first piece: it is answered
 ///    `201 Created` with the location once that piece is in, and the route reads on from the appends.
 /// 2. After a drop, `HEAD` on the location answers `204` with `Upload-Offset`: the bytes the server has. It also cuts
@@ -27,8 +28,9 @@ import StreamingMultipartUploadClient
 /// 3. `PATCH` on the location from that offset sends the rest; its answer is the route's answer to the form. An append
 ///    from another offset gets `409` with the right `Upload-Offset`, and the upload is kept. `DELETE` ends the upload.
 ///
-/// The upload's state lives in this process: behind a load balancer, route `resourcePrefix` paths to the server that
-/// announced them (sticky routing by path). After a restart every location answers `404`, and the client starts
+/// The upload's state lives in this process: behind a load balancer, give each server a ``Configuration/node`` name
+/// and route `resourcePrefix` paths by it to the server that announced them, answering `404` for a server that is
+/// gone (the example's `Deploy/nginx-fleet.conf`). After a restart every location answers `404`, and the client starts
 /// over; the spooler's sweep (`removeStaleFiles`, `S3Store.abortStaleUploads`) removes what the old process left.
 /// An upload that no request feeds for ``Configuration/window`` fails as abandoned: its route ends with
 /// `MultipartError.Code.timedOut`, which removes its files and aborts its object-storage upload. Only an append that
@@ -57,16 +59,39 @@ public final class ResumableUploads: @unchecked Sendable {
         /// request's `Content-Length`) is larger is not offered resumption. Nil (the default) announces none; the
         /// route's own limits (the spooler's) hold either way, so set it to the largest body they take.
         public var maxSize: Int64?
+        /// This server's name among several behind one load balancer, at the front of each upload's token
+        /// (`/resumable_upload/NODE-…`), so that the balancer sends an upload's `HEAD` and `PATCH` to the server that
+        /// holds it (the example's `Deploy/nginx-fleet.conf` routes by it). ASCII letters and digits, at most 32 of
+        /// them: any other character is dropped; nil or empty (the default) for a token of hex alone.
+        public var node: String? {
+            get { nodeName }
+            set { nodeName = newValue.map(Self.nodeCharacters).flatMap { $0.isEmpty ? nil : $0 } }
+        }
+        private var nodeName: String?
+        /// Whether a creation gets `104 Upload Resumption Supported` at once (default true). Turn it off behind a
+        /// proxy that cannot pass an interim answer on: nginx 1.22 takes a `104` for the final answer and holds what
+        /// follows until the server closes the connection (10 s for a creation, in the example's fleet). Without it,
+        /// only a creation that says `Upload-Complete: ?0` is offered resumption (the client learns the location
+        /// from its `201`, as the example's browser page does); a complete one goes as a plain request.
+        public var interimResponses: Bool
 
         public init(
             window: Duration = .seconds(300), maxUploads: Int = 10_000, paths: Set<String>? = nil,
-            lifetime: Duration = .seconds(3600), maxSize: Int64? = nil
+            lifetime: Duration = .seconds(3600), maxSize: Int64? = nil, node: String? = nil,
+            interimResponses: Bool = true
         ) {
+            self.interimResponses = interimResponses
             self.window = window
             self.maxUploads = max(0, maxUploads)
             self.paths = paths
             self.lifetime = lifetime
             self.maxSize = maxSize.map { max(0, $0) }
+            self.node = node
+        }
+
+        /// `name`'s ASCII letters and digits, the first 32.
+        private static func nodeCharacters(_ name: String) -> String {
+            String(name.filter { $0.isASCII && ($0.isLetter || $0.isNumber) }.prefix(32))
         }
     }
 
@@ -106,19 +131,21 @@ public final class ResumableUploads: @unchecked Sendable {
     /// A creation request the pipeline offered resumption to.
     package struct Announcement {
         package let token: String
-        /// `104 Upload Resumption Supported` with the upload's location.
-        package let head: HTTPResponseHead
+        /// `104 Upload Resumption Supported` with the upload's location; nil without
+        /// ``Configuration/interimResponses``.
+        package let head: HTTPResponseHead?
     }
 
     /// Offers resumption to `head` when it asks for it (a `POST` or `PUT` over HTTP/1.1 or an HTTP/2 stream, of a
-    /// spoken interop version, that says whether it completes the upload, on one of ``Configuration/paths``) and
-    /// there is room:
-    /// registers the upload and returns its `104`.
+    /// spoken interop version, that says whether it completes the upload, on one of ``Configuration/paths``; one
+    /// that does not complete it without ``Configuration/interimResponses``) and there is room: registers the upload
+    /// and returns its `104`.
     package func announce(_ head: HTTPRequestHead) -> Announcement? {
         guard head.version.major > 1 || head.version.minor >= 1, head.method == .POST || head.method == .PUT,
             let version = head.headers.first(name: "Upload-Draft-Interop-Version"),
             ResumableUpload.serverVersions.contains(version),
             let completes = ResumableUpload.completes(version: version, field: { head.headers.first(name: $0) }),
+            configuration.interimResponses || !completes,
             head.headers.first(name: "Upload-Offset").map({ ResumableUpload.offset($0) == 0 }) ?? true
         else { return nil }
         let path = String(head.uri.prefix { $0 != "?" })
@@ -133,7 +160,7 @@ public final class ResumableUploads: @unchecked Sendable {
             length = declared
         }
         if let length, let maxSize = configuration.maxSize, length > maxSize { return nil }
-        let token = Self.makeToken()
+        let token = configuration.node.map { $0 + "-" + Self.makeToken() } ?? Self.makeToken()
         let upload = Upload(
             token: token, version: version, length: length, lifetime: configuration.lifetime,
             body: ResumableBody(window: configuration.window, lifetime: configuration.lifetime, metrics: metrics))
@@ -149,7 +176,7 @@ public final class ResumableUploads: @unchecked Sendable {
         answer.headers.add(name: "Location", value: Self.resourcePrefix + token)
         let (name, value) = limitField(for: upload)
         answer.headers.add(name: name, value: value)
-        return Announcement(token: token, head: answer)
+        return Announcement(token: token, head: configuration.interimResponses ? answer : nil)
     }
 
     /// The request of an announced upload ended without a responder taking it (the server refused it before its

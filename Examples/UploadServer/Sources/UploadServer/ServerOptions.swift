@@ -118,6 +118,21 @@ struct ServerOptions: ParsableCommand {
     var resumeLifetime = 3600.0
     @Option(
         help: """
+            This server's name among several behind one load balancer (letters and digits, at most 32): each upload's \
+            location begins with it, /resumable_upload/NODE-…, for the balancer to route its resumptions by \
+            (Deploy/nginx-fleet.conf).
+            """)
+    var node: String?
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Answer a resumable upload's creation with 104 at once. --no-interim-responses behind a proxy that cannot \
+            pass a 104 on (nginx 1.22 holds the answer until the connection closes): then only a creation that says \
+            Upload-Complete: ?0 is resumable (the browser page's).
+            """)
+    var interimResponses = true
+    @Option(
+        help: """
             Serve the metrics at /metrics in Prometheus's text format on this port of 127.0.0.1, a listener apart \
             from the uploads' (0 lets the system choose; the log says which). Off by default.
             """)
@@ -169,6 +184,10 @@ struct ServerOptions: ParsableCommand {
         ]
         where !(value >= 0 && value.isFinite) {
             throw ValidationError("\(name) takes a number of seconds, 0 or more")
+        }
+        if let node, node.isEmpty || node.count > 32 || !node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        {
+            throw ValidationError("--node takes a name of 1 to 32 ASCII letters and digits")
         }
         guard s3PartSize >= 5 << 20 else { throw ValidationError("--s3-part-size takes at least 5 MiB (5242880)") }
         if store != nil, bucketAndPrefix == nil { throw ValidationError("--store takes s3://BUCKET/PREFIX") }

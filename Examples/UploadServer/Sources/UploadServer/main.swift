@@ -179,7 +179,8 @@ let resumableUploads =
     ? ResumableUploads(
         .init(
             window: .optionSeconds(options.resumeWindow), paths: ["/upload"],
-            lifetime: .optionSeconds(options.resumeLifetime), maxSize: limits.parser.maxBodyBytes)) : nil
+            lifetime: .optionSeconds(options.resumeLifetime), maxSize: limits.parser.maxBodyBytes,
+            node: options.node, interimResponses: options.interimResponses)) : nil
 // HTTPS (HTTP/2 or HTTP/1.1 by ALPN) with a certificate; h2c beside HTTP/1.1 with --http2; else HTTP/1.1 alone.
 let server: HTTPServerBuilder =
     tls != nil || options.http2

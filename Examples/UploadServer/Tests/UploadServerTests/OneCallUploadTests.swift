@@ -18,12 +18,17 @@ final class Front: @unchecked Sendable {
     let output = Pipe()
     let port: Int
 
-    init(before server: RunningServer, actions: [String]) throws {
+    convenience init(before server: RunningServer, actions: [String]) throws {
+        try self.init(port: server.port, actions: actions)
+    }
+
+    /// A front before port `port` of 127.0.0.1 (nginx's, say).
+    init(port target: Int, actions: [String]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tests/Peers/front.py")
         process.executableURL = URL(fileURLWithPath: try #require(onPath("python3")))
-        process.arguments = [script.path, String(server.port), actions.joined(separator: ",")]
+        process.arguments = [script.path, String(target), actions.joined(separator: ",")]
         process.standardInput = input
         process.standardOutput = output
         try process.run()

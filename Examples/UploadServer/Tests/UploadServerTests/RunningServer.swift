@@ -34,12 +34,16 @@ final class RunningServer: @unchecked Sendable {
     /// `prepare` is given the spool folder before the server starts (to leave in it what a crashed run would).
     /// `environment` is added to this process's for the server (S3 credentials, say). Every test client comes from
     /// 127.0.0.1, so the limit per address is lifted unless `arguments` set it (the tests of that limit do).
+    /// `port` and `spool` start it again where a server that was killed ran (``kill()``).
     /// `small` starts SmallUploadServer instead, which takes its spool folder alone (and `PORT`), with every default.
     init(
         arguments: [String] = [], launcher: [String] = [], environment: [String: String] = [:], small: Bool = false,
-        prepare: (URL) throws -> Void = { _ in }
+        port: Int = 0, spool: URL? = nil, prepare: (URL) throws -> Void = { _ in }
     ) throws {
-        spool = FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
+        let spool =
+            spool
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("upload-server-test-\(UUID().uuidString)")
+        self.spool = spool
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
         try prepare(spool)
         let command: [String]
@@ -49,7 +53,7 @@ final class RunningServer: @unchecked Sendable {
             environment["PORT"] = "0"
         } else {
             let perPeer = arguments.contains("--max-uploads-per-peer") ? [] : ["--max-uploads-per-peer", "100000"]
-            let server = [try #require(Self.binary), "--port", "0", "--spool-dir", spool.path]
+            let server = [try #require(Self.binary), "--port", String(port), "--spool-dir", spool.path]
             command = launcher + server + perPeer + arguments
         }
         process.executableURL = URL(fileURLWithPath: command[0])
@@ -122,6 +126,12 @@ final class RunningServer: @unchecked Sendable {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
         return user + system
+    }
+
+    /// Ends the server with SIGKILL, as a crash would, and leaves its spool folder and log as they are.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     func stop() {

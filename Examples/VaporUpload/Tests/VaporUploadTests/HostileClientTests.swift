@@ -14,7 +14,7 @@ import Testing
             "UploadServer/Scripts/hostile_clients.py"
         ).path
 
-    static var ready: Bool { onPath("python3") != nil && onPath("prlimit") != nil && FrontedApp.nginxPath != nil }
+    static var ready: Bool { onPath("python3") != nil && onPath("prlimit") != nil && Nginx.path != nil }
 
     /// Runs a scenario against `front` and returns its JSON report.
     static func scenario(_ name: String, on front: FrontedApp, _ options: [String] = []) async throws -> [String: Any] {

@@ -10,7 +10,8 @@
 // `blob.slice(offset)` is the rest of the body. The upload is created empty with `Upload-Complete: ?0` (a
 // browser never sees a `104`: the location comes in the `201`), then the whole body goes in one `PATCH`. When its
 // connection drops, `HEAD` asks how far the server got and a `PATCH` sends the rest from there, up to
-// `maxResumptions` times; a server that no longer knows the upload (404) gets the body again from its start, once.
+// `maxResumptions` times; a server that no longer knows the upload (a 404 to either) gets the body again from its
+// start, once.
 // `pause()` stops sending and `start()` goes on from the server's offset.
 
 const INTEROP_VERSION = "8";
@@ -111,14 +112,7 @@ export class ResumableUpload {
       let offset = 0;
       if (ask) {
         const asked = await send("HEAD", this.resource, version, null, null, track);
-        if (asked.status === 404 && !this.startedOver) {
-          // The server no longer knows the upload (it restarted, or the upload failed): the body again, once.
-          this.startedOver = true;
-          this.resource = null;
-          this.started = false;
-          return this.start(onProgress);
-        }
-        if (asked.status === 404) throw new Error("the server no longer knows the upload");
+        if (asked.status === 404) return this.startOver(onProgress);
         offset = Number(asked.header("Upload-Offset") ?? "0");
       }
       ask = true;
@@ -135,6 +129,7 @@ export class ResumableUpload {
           this.conflicts += 1; // a stale offset: ask again
           continue;
         }
+        if (answer.status === 404) return this.startOver(onProgress);
         return answer;
       } catch (error) {
         if (this.paused) throw new Error("paused");
@@ -143,5 +138,15 @@ export class ResumableUpload {
         await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** attempt)));
       }
     }
+  }
+
+  /** The server no longer knows the upload (it restarted, its window passed, or, behind a load balancer, the
+   * server that held it is gone): the body again from its start, in a new upload, once. */
+  startOver(onProgress) {
+    if (this.startedOver) throw new Error("the server no longer knows the upload");
+    this.startedOver = true;
+    this.resource = null;
+    this.started = false;
+    return this.start(onProgress);
   }
 }
