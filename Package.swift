@@ -174,6 +174,7 @@ let package = Package(
             name: "MultipartCLI",
             dependencies: [
                 "StreamingMultipart", "StreamingMultipartAsyncHTTPClient",
+                "StreamingMultipartUploadClient",  // the interop versions `send --resume-version` takes
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),  // SHA-256 for `parse --json`
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),  // `send`

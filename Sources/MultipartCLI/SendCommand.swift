@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOSSL
 import StreamingMultipart
 import StreamingMultipartAsyncHTTPClient
+import StreamingMultipartUploadClient
 
 /// `multipart send URL -F …`: builds a form and uploads it, as `curl -F` does, with AsyncHTTPClient.
 struct SendCommand: AsyncParsableCommand {
@@ -102,6 +103,13 @@ struct SendCommand: AsyncParsableCommand {
     var noResume = false
 
     @Option(
+        help: ArgumentHelp(
+            "The interop version of the resumable uploads draft offered: 8 (draft 09) or 6 (drafts 04-05, "
+                + "swift-nio-extras' server, which refuses 8 with 400).",
+            valueName: "version"))
+    var resumeVersion = "8"
+
+    @Option(
         name: .customLong("expect100-timeout"),
         help: ArgumentHelp(
             "The most seconds a body over 1 MiB waits for the server's 100 Continue before it is sent anyway.",
@@ -192,6 +200,10 @@ struct SendCommand: AsyncParsableCommand {
             throw ValidationError("\(self.url.debugDescription) is not an http or https URL")
         }
         guard !(fail && failWithBody) else { throw ValidationError("--fail and --fail-with-body exclude each other") }
+        guard ResumableUpload.clientVersions.contains(resumeVersion) else {
+            let spoken = ResumableUpload.clientVersions.sorted().joined(separator: " or ")
+            throw ValidationError("--resume-version takes \(spoken), not \(resumeVersion.debugDescription)")
+        }
         guard !http2PriorKnowledge else {
             throw ValidationError(
                 "--http2-prior-knowledge is not supported: send speaks HTTP/2 only over https, where ALPN picks it "
@@ -283,6 +295,7 @@ struct SendCommand: AsyncParsableCommand {
         options.compression = form.compression
         options.expectContinueTimeout = milliseconds(expect100Timeout)
         options.maxResumptions = noResume ? 0 : Self.maxResumptions
+        options.resumableInteropVersion = resumeVersion
         let total = body.contentLength
         let silent = self.silent
         let verbose = self.verbose

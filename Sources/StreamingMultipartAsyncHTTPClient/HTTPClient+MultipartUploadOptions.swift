@@ -61,7 +61,8 @@ extension HTTPClient {
         /// every append draws the body about twice, not `maxResumptions` times).
         public var maxResumptions: Int = 0
         /// The resumable uploads' interop version the upload offers (`Upload-Draft-Interop-Version`): `"8"`, draft
-        /// 09, by default; `"6"` for a server of drafts 04 and 05 (swift-nio-extras' `NIOResumableUpload`). A `104`
+        /// 09, by default; `"6"` for a server of drafts 04 and 05 (swift-nio-extras' `NIOResumableUpload`, which
+        /// answers a version it does not speak, 8 among them, with `400`). A `104`
         /// of another version is ignored, as the draft asks: its location would be resumed by another's rules.
         /// Another value offers no resumption.
         public var resumableInteropVersion: String = "8"

@@ -55,10 +55,13 @@ package final class PeerUploadServer {
 
     /// Tests/Peers/front.py before the server on `targetPort`: each new connection takes the next of `actions`
     /// (`proxy`, `drop`, `status:CODE[:RETRY_AFTER]`, `redirect:CODE:LOCATION`, `continue:MS`, `refuse:CODE`: see
-    /// the script), the last one repeating.
-    package static func front(python: String, targetPort: Int, actions: [String]) throws -> PeerUploadServer {
+    /// the script), the last one repeating. With `origin`, the answers name the front where they named `origin`.
+    package static func front(
+        python: String, targetPort: Int, actions: [String], origin: String? = nil
+    ) throws -> PeerUploadServer {
         try PeerUploadServer(
-            python: python, script: "front.py", arguments: [String(targetPort), actions.joined(separator: ",")])
+            python: python, script: "front.py",
+            arguments: [String(targetPort), actions.joined(separator: ",")] + (origin.map { [$0] } ?? []))
     }
 
     deinit {

@@ -2,7 +2,11 @@
 """A misbehaving front for an upload server on 127.0.0.1: redirects, refusals and dropped connections, for the
 tests of retries and redirects.
 
-    python3 front.py TARGET_PORT ACTION[,ACTION...]
+    python3 front.py TARGET_PORT ACTION[,ACTION...] [ORIGIN]
+
+With ORIGIN (say http://localhost:8080: a server that names its resources by an absolute origin of its own, as
+swift-nio-extras' resumable upload demo does), the answers that proxy and cut forward have it replaced with the
+front's own http://127.0.0.1:PORT, so that a client's next requests (a resumption's) come through the front too.
 
 Prints its port on the first line. Each new connection takes the next ACTION; the last one repeats:
   proxy                          forwards the connection to 127.0.0.1:TARGET_PORT, both ways
@@ -78,7 +82,12 @@ def count_cut():
         cuts_made += 1
 
 
-def pipe(source, sink, counted=False):
+REWRITE = None  # (ORIGIN, the front's own origin) as bytes, with ORIGIN
+
+
+def pipe(source, sink, counted=False, answers=False):
+    """Forwards `source` to `sink` until either ends; `answers` (the server's side) get ORIGIN rewritten (an
+    answer's head comes in one read here: an origin split across two reads would pass as it is)."""
     try:
         while True:
             chunk = source.recv(262144)
@@ -86,6 +95,8 @@ def pipe(source, sink, counted=False):
                 break
             if counted:
                 count(len(chunk))
+            if answers and REWRITE:
+                chunk = chunk.replace(*REWRITE)
             sink.sendall(chunk)
     except OSError:
         pass
@@ -124,7 +135,7 @@ def forward(conn, head, rest, target_port):
     lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"expect:")]
     upstream = socket.create_connection(("127.0.0.1", target_port))
     upstream.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + rest)
-    threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+    threading.Thread(target=pipe, args=(upstream, conn, False, True), daemon=True).start()
     pipe(conn, upstream)
 
 
@@ -133,12 +144,12 @@ def serve(conn, action, target_port):
     try:
         if kind == "proxy":
             upstream = socket.create_connection(("127.0.0.1", target_port))
-            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, conn, False, True), daemon=True).start()
             pipe(conn, upstream, counted=True)
             return
         if kind == "cut":
             upstream = socket.create_connection(("127.0.0.1", target_port))
-            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, conn, False, True), daemon=True).start()
             left = int(argument)
             while left > 0 and (chunk := conn.recv(min(left, 262144))):
                 count(len(chunk))
@@ -201,7 +212,11 @@ def main():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
-    print(listener.getsockname()[1], flush=True)
+    port = listener.getsockname()[1]
+    if len(sys.argv) > 3:
+        global REWRITE
+        REWRITE = (sys.argv[3].encode(), f"http://127.0.0.1:{port}".encode())
+    print(port, flush=True)
 
     def accept():
         count = 0
