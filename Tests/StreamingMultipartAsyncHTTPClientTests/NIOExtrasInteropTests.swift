@@ -71,9 +71,12 @@ struct NIOExtrasInteropTests {
         return body
     }
 
-    /// Cut after 1 MB, a form offered in interop version 6 resumes on the demo's server: its `104` names the upload,
-    /// the client asks the offset and sends the rest, and the file the demo wrote is the body, byte for byte.
-    @Test func aCutFormResumesOnItsServerByteForByte() async throws {
+    /// Runs `body` with the demo serving a folder of its own (`uploads`), front.py before it (`front`, its port:
+    /// it cuts the first connection after 1 MB, and names itself where the demo names its origin), and a folder for
+    /// the form's files.
+    func withDemo(
+        _ body: (_ uploads: URL, _ front: Int, _ folder: TemporaryFolder) async throws -> Void
+    ) async throws {
         let uploads = try TemporaryFolder()
         defer { uploads.remove() }
         let demo = try Demo(serving: uploads)
@@ -82,22 +85,30 @@ struct NIOExtrasInteropTests {
             python: python, targetPort: 8080, actions: ["cut:1000000", "proxy"], origin: "http://localhost:8080")
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let body = try form(folder)
-        var options = HTTPClient.MultipartUploadOptions()
-        options.maxResumptions = 3
-        options.resumableInteropVersion = "6"
-        let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
-        options.onEvent = { event in events.set(events.get() + [event]) }
+        try await body(uploads.url, front.port, folder)
+    }
 
-        let response = try await watchingClient.upload(
-            body, to: "http://127.0.0.1:\(front.port)/interop/form.bin", options: options)
-        _ = try await response.body.collect(upTo: 1 << 20)
-        #expect(response.status.code == 201, "\(events.get())")
-        let resumed = events.get().compactMap { if case .resuming(let from, _, _) = $0 { from } else { nil } }
-        #expect(resumed.count == 1 && resumed[0] > 0, "one resumption, from the offset: \(events.get())")
-        let written = try [UInt8](Data(contentsOf: uploads.url.appendingPathComponent("interop/form.bin")))
-        let sent = try body.bytes()
-        #expect(written.count == sent.count && written == sent, "\(written.count) bytes written of \(sent.count)")
+    /// Cut after 1 MB, a form offered in interop version 6 resumes on the demo's server: its `104` names the upload,
+    /// the client asks the offset and sends the rest, and the file the demo wrote is the body, byte for byte.
+    @Test func aCutFormResumesOnItsServerByteForByte() async throws {
+        try await withDemo { uploads, front, folder in
+            let body = try form(folder)
+            var options = HTTPClient.MultipartUploadOptions()
+            options.maxResumptions = 3
+            options.resumableInteropVersion = "6"
+            let events = Locked<[HTTPClient.MultipartUploadEvent]>([])
+            options.onEvent = { event in events.set(events.get() + [event]) }
+
+            let response = try await watchingClient.upload(
+                body, to: "http://127.0.0.1:\(front)/interop/form.bin", options: options)
+            _ = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.status.code == 201, "\(events.get())")
+            let resumed = events.get().compactMap { if case .resuming(let from, _, _) = $0 { from } else { nil } }
+            #expect(resumed.count == 1 && resumed[0] > 0, "one resumption, from the offset: \(events.get())")
+            let written = try [UInt8](Data(contentsOf: uploads.appendingPathComponent("interop/form.bin")))
+            let sent = try body.bytes()
+            #expect(written.count == sent.count && written == sent, "\(written.count) bytes written of \(sent.count)")
+        }
     }
 
     /// `multipart send --resume-version 6`, cut after 1 MB, resumes on the demo too: the file it wrote is what
@@ -105,30 +116,27 @@ struct NIOExtrasInteropTests {
     /// before anything is sent.
     @Test(.enabled(if: Peers.multipart != nil, "needs the multipart binary beside the test bundle (swift build)"))
     func multipartSendResumesOnItWhenToldItsVersion() async throws {
-        let uploads = try TemporaryFolder()
-        defer { uploads.remove() }
-        let demo = try Demo(serving: uploads)
-        defer { demo.stop() }
-        let front = try PeerUploadServer.front(
-            python: python, targetPort: 8080, actions: ["cut:1000000", "proxy"], origin: "http://localhost:8080")
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        var random = SeededGenerator(seed: 52)
-        let file = try folder.file("photo.bin", contents: random.bytes(3 << 20))
-        let tool = try #require(Peers.multipart)
-        let form = ["--boundary", "interop-51", "-F", "caption=Sunset", "-F", "photo=@\(file.path)"]
-        let sent = try runProgram(
-            tool,
-            ["send", "http://127.0.0.1:\(front.port)/interop/cli.bin", "--resume-version", "6", "--progress", "none"]
-                + form)
-        #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(sent.stderr.contains("resuming from byte"), "\(sent.stderr)")
-        let built = try runProgram(tool, ["build"] + form)
-        let written = try [UInt8](Data(contentsOf: uploads.url.appendingPathComponent("interop/cli.bin")))
-        #expect(built.stdout.count > 3 << 20 && written == built.stdout, "\(written.count) of \(built.stdout.count)")
+        try await withDemo { uploads, front, folder in
+            var random = SeededGenerator(seed: 52)
+            let file = try folder.file("photo.bin", contents: random.bytes(3 << 20))
+            let tool = try #require(Peers.multipart)
+            let form = ["--boundary", "interop-51", "-F", "caption=Sunset", "-F", "photo=@\(file.path)"]
+            let sent = try runProgram(
+                tool,
+                ["send", "http://127.0.0.1:\(front)/interop/cli.bin", "--resume-version", "6", "--progress", "none"]
+                    + form)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(sent.stderr.contains("resuming from byte"), "\(sent.stderr)")
+            let built = try runProgram(tool, ["build"] + form)
+            let written = try [UInt8](Data(contentsOf: uploads.appendingPathComponent("interop/cli.bin")))
+            #expect(
+                built.stdout.count > 3 << 20 && written == built.stdout, "\(written.count) of \(built.stdout.count)")
 
-        let refused = try runProgram(tool, ["send", "http://127.0.0.1:8080/interop/x", "--resume-version", "7"] + form)
-        #expect(refused.status != 0 && refused.stderr.contains("--resume-version takes 6 or 8"), "\(refused.stderr)")
+            let refused = try runProgram(
+                tool, ["send", "http://127.0.0.1:8080/interop/x", "--resume-version", "7"] + form)
+            #expect(
+                refused.status != 0 && refused.stderr.contains("--resume-version takes 6 or 8"), "\(refused.stderr)")
+        }
     }
 
     /// In interop version 8 (draft 09, the client's default), which the demo does not speak, it answers
@@ -137,20 +145,16 @@ struct NIOExtrasInteropTests {
     /// (`options.resumableInteropVersion`), as the first test does. When this fails, the module has changed: say so
     /// in ResumingUploads.md's table.
     @Test func aVersionItDoesNotSpeakIsRefused() async throws {
-        let uploads = try TemporaryFolder()
-        defer { uploads.remove() }
-        let demo = try Demo(serving: uploads)
-        defer { demo.stop() }
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        var options = HTTPClient.MultipartUploadOptions()
-        options.maxResumptions = 3
-        let response = try await watchingClient.upload(
-            try form(folder), to: "http://127.0.0.1:8080/interop/eight.bin", options: options)
-        _ = try await response.body.collect(upTo: 1 << 20)
-        #expect(response.status.code == 400)
-        let written = uploads.url.appendingPathComponent("interop/eight.bin")
-        let bytes = (try? Data(contentsOf: written)) ?? Data()
-        #expect(bytes.isEmpty, "nothing written: \(bytes.count) bytes")
+        try await withDemo { uploads, _, folder in
+            var options = HTTPClient.MultipartUploadOptions()
+            options.maxResumptions = 3
+            let response = try await watchingClient.upload(
+                try form(folder), to: "http://127.0.0.1:8080/interop/eight.bin", options: options)
+            _ = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.status.code == 400)
+            let written = uploads.appendingPathComponent("interop/eight.bin")
+            let bytes = (try? Data(contentsOf: written)) ?? Data()
+            #expect(bytes.isEmpty, "nothing written: \(bytes.count) bytes")
+        }
     }
 }

@@ -125,14 +125,8 @@ struct FleetTests {
         }
         let size = 16 << 20
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-page").path
-        let result = try await run(
-            try #require(onPath("python3")),
-            [
-                ResumablePageTests.scripts.appendingPathComponent("browser_resumable.py").path, "chromium",
-                "http://127.0.0.1:\(front.port)/resumable", String(size), prefix,
-            ], seconds: 280)
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text) \(result.errors)")
+        let report = try await ResumablePageTests.drive(
+            "chromium", page: "http://127.0.0.1:\(front.port)/resumable", size: size, screenshots: prefix)
         let files = (report["answer"] as? [String: Any])?["files"] as? [[String: Any]]
         #expect(report["status"] as? Int == 200, "\(report)")
         #expect(files?.first?["sha256"] as? String == report["sha256"] as? String, "\(report)")

@@ -57,6 +57,19 @@ struct ResumablePageTests {
     @Test(.enabled(if: BrowserTests.canDrive("firefox-esr"), "needs firefox-esr and python3 with websocket-client"))
     func firefoxResumesThroughDroppedConnections() async throws { try await resume(with: "firefox") }
 
+    /// Scripts/browser_resumable.py: `browser` (chromium or firefox) uploads a file of `size` bytes from the page
+    /// at `url`, with screenshots at `prefix`; its report.
+    static func drive(_ browser: String, page url: String, size: Int, screenshots prefix: String) async throws
+        -> [String: Any]
+    {
+        let result = try await run(
+            try #require(onPath("python3")),
+            [scripts.appendingPathComponent("browser_resumable.py").path, browser, url, String(size), prefix],
+            seconds: 280)
+        return try #require(
+            try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text) \(result.errors)")
+    }
+
     func resume(with browser: String) async throws {
         // A patient body rule: a browser in a loaded run can stall past the default 10 s window, and this test is
         // of resumption, not of the rate (a failed upload's location would answer 404, and the page start over).
@@ -68,15 +81,8 @@ struct ResumablePageTests {
         }
         let size = 48 << 20
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("resumable-page-\(browser)").path
-        let result = try await run(
-            try #require(onPath("python3")),
-            [
-                Self.scripts.appendingPathComponent("browser_resumable.py").path,
-                browser == "chromium" ? "chromium" : "firefox", "http://127.0.0.1:\(front.port)/resumable",
-                String(size), prefix,
-            ], seconds: 280)
-        let report = try #require(
-            try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.text) \(result.errors)")
+        let report = try await Self.drive(
+            browser, page: "http://127.0.0.1:\(front.port)/resumable", size: size, screenshots: prefix)
         let files = (report["answer"] as? [String: Any])?["files"] as? [[String: Any]]
         let logged = (try? String(contentsOf: server.log, encoding: .utf8)) ?? ""
         #expect(report["status"] as? Int == 200, "\(report); the server logged: \(logged.suffix(3000))")

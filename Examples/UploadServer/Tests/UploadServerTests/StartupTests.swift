@@ -29,7 +29,7 @@ import Testing
         .enabled(if: RunningServer.binary != nil, "the UploadServer binary was not built"),
         arguments: [
             ["--stale-after", "-1"], ["--idle-timeout", "0"], ["--body-window", "nan"], ["--resume-window", "inf"],
-            ["--max-uploads", "0"], ["--s3-part-size", "1024"],
+            ["--max-uploads", "0"], ["--s3-part-size", "1024"], ["--node", "a-1"], ["--node", ""],
         ])
     func anOptionOutOfRangeIsNamed(_ arguments: [String]) async throws {
         let result = try await run(try #require(RunningServer.binary), ["--port", "0"] + arguments, seconds: 60)
