@@ -4,11 +4,11 @@
 # every SPACING bytes from the browser (the page's own two requests take the first turns uncut), then proxy.
 # Prints, for each browser, the body bytes it sent over the body, the cuts made, the file's SHA-256 check and
 # the module's recoveries (resumptions after an error, and 409s of the browser's own re-sends).
-#   Benchmarks/browser-resume.sh [SIZE_BYTES [CUTS [SPACING]]]    default 268435456 5 50000000 (RESULTS.md)
+#   Benchmarks/browser-resume.sh [SIZE_BYTES [CUTS [SPACING]]]    default 268435456 12 40000000 (RESULTS.md)
 set -euo pipefail
 size=${1:-268435456}
-cuts=${2:-5}
-spacing=${3:-50000000}
+cuts=${2:-12}
+spacing=${3:-40000000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/browser-resume.XXXXXX")
 pids=()
