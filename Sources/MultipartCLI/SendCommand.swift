@@ -109,6 +109,14 @@ struct SendCommand: AsyncParsableCommand {
             valueName: "version"))
     var resumeVersion = "8"
 
+    @Flag(
+        help: """
+            Create the resumable upload without its bytes first (answered 201 with its location), then send the body: \
+            for a server behind a proxy that cannot pass a 104 on (nginx 1.22). Only for a server known to resume \
+            uploads.
+            """)
+    var createUploadFirst = false
+
     @Option(
         name: .customLong("expect100-timeout"),
         help: ArgumentHelp(
@@ -296,6 +304,7 @@ struct SendCommand: AsyncParsableCommand {
         options.expectContinueTimeout = milliseconds(expect100Timeout)
         options.maxResumptions = noResume ? 0 : Self.maxResumptions
         options.resumableInteropVersion = resumeVersion
+        options.createsUploadFirst = createUploadFirst
         let total = body.contentLength
         let silent = self.silent
         let verbose = self.verbose

@@ -66,6 +66,14 @@ extension HTTPClient {
         /// of another version is ignored, as the draft asks: its location would be resumed by another's rules.
         /// Another value offers no resumption.
         public var resumableInteropVersion: String = "8"
+        /// Creates the upload without its bytes first (`Upload-Complete: ?0` and its `Upload-Length`, answered
+        /// `201 Created` with the location), then sends the body in one append, resumed after a drop as usual:
+        /// for a server behind a proxy that cannot pass a `104` on (nginx 1.22; the example server's
+        /// `Deploy/nginx-fleet.conf`), where an upload is otherwise not resumable. Default false. Only for a server
+        /// known to take resumable uploads: a creation answered other than `201` with a location is the upload's
+        /// answer, and a server that does not take them reads the empty request as an empty form. With
+        /// `maxResumptions` above 0 and a body of known length, as any resumable upload.
+        public var createsUploadFirst: Bool = false
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.
         public var compression: MultipartBody.Compression? = nil

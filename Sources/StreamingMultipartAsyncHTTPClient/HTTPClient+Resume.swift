@@ -26,9 +26,12 @@ extension HTTPClient {
     /// `maxResumptions` bounds those.
     /// - Throws: the last transient failure when the resumptions are spent; `MultipartError` when the appends would
     ///   re-send more than the body; any other error at once.
+    ///
+    /// With `known`, the first append goes from that offset without asking, and tells no resumption: the body's
+    /// first append after a creation without bytes (``MultipartUploadOptions/createsUploadFirst``).
     func resume(
         _ body: MultipartBody, at location: URL, headers: HTTPHeaders, options: HTTPClient.MultipartUploadOptions,
-        wasted: inout Int64, progress: (@Sendable (MultipartBody.Progress) -> Void)?
+        wasted: inout Int64, progress: (@Sendable (MultipartBody.Progress) -> Void)?, from known: Int64? = nil
     ) async throws -> Resumption {
         guard options.maxResumptions > 0, let length = body.contentLength, body.isReproducible else {
             return .notResumed
@@ -53,17 +56,24 @@ extension HTTPClient {
             return try await retry.run(retryingWhen: worthAnotherTry, madeProgress: appendSentBytes) {
                 () async throws -> Resumption in
                 attempt += 1
-                var ask = HTTPClientRequest(url: location.absoluteString)
-                ask.method = .HEAD
-                ask.headers = kept
-                ask.headers.add(
-                    contentsOf: ResumableUpload.offsetRequestHeaders(version: options.resumableInteropVersion))
                 let client = try options.client?(location) ?? self
-                let answer = try await client.execute(ask, deadline: Self.deadline(options))
-                if answer.status == .notFound || answer.status == .gone { return .forgotten }
-                guard answer.status == .noContent || answer.status == .ok,
-                    let offset = ResumableUpload.offset(answer.headers.first(name: "Upload-Offset")), offset <= length
-                else { return .notResumed }
+                let offset: Int64
+                if attempt == 1, let known {
+                    offset = known
+                } else {
+                    var ask = HTTPClientRequest(url: location.absoluteString)
+                    ask.method = .HEAD
+                    ask.headers = kept
+                    ask.headers.add(
+                        contentsOf: ResumableUpload.offsetRequestHeaders(version: options.resumableInteropVersion))
+                    let answer = try await client.execute(ask, deadline: Self.deadline(options))
+                    if answer.status == .notFound || answer.status == .gone { return .forgotten }
+                    guard answer.status == .noContent || answer.status == .ok,
+                        let asked = ResumableUpload.offset(answer.headers.first(name: "Upload-Offset")),
+                        asked <= length
+                    else { return .notResumed }
+                    offset = asked
+                }
                 if let last = lastAppend, last.refused || offset == last.from {
                     waste += max(0, last.reached.withLockedValue { $0 } - offset)
                 }
@@ -75,7 +85,9 @@ extension HTTPClient {
                 }
                 let reached = NIOLockedValueBox(offset)
                 lastAppend = (attempt, offset, reached, false)
-                options.onEvent?(.resuming(from: offset, attempt: attempt, of: options.maxResumptions))
+                if attempt > 1 || known == nil {
+                    options.onEvent?(.resuming(from: offset, attempt: attempt, of: options.maxResumptions))
+                }
                 var append = HTTPClientRequest(url: location.absoluteString)
                 append.method = .PATCH
                 append.headers = kept

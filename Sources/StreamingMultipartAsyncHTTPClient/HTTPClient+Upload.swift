@@ -75,6 +75,18 @@ extension HTTPClient {
             bodyIsReproducible: body.isReproducible, options: options)
         var startedOver = false
         var wasted: Int64 = 0  // the bytes appends sent that the server did not keep, bounded by the body's length
+        if options.createsUploadFirst, plan.httpHeaders.contains(name: "Upload-Draft-Interop-Version") {
+            switch try await createFirst(body, plan: plan, options: options, wasted: &wasted, progress: progress) {
+            case .answered(let response):
+                return response
+            case .forgotten:
+                // Forgotten before the body was in: it goes whole, as any upload, once.
+                startedOver = true
+                options.onEvent?(.startingOver)
+            case .notResumed:
+                break  // the body goes whole, on the retry policy
+            }
+        }
         while true {
             try _Concurrency.Task.checkCancellation()
             var request = HTTPClientRequest(url: plan.url.absoluteString)
@@ -137,6 +149,39 @@ extension HTTPClient {
                 options.onEvent?(.redirecting(status: status, to: plan.url.absoluteString))
             }
         }
+    }
+
+    /// ``MultipartUploadOptions/createsUploadFirst``: creates the upload without its bytes, then sends the body in
+    /// one append from byte 0, resumed after a drop as any announced upload is. A creation answered other than
+    /// `201 Created` with a location on the upload's origin is the upload's answer.
+    private func createFirst(
+        _ body: MultipartBody, plan: UploadPlan, options: HTTPClient.MultipartUploadOptions, wasted: inout Int64,
+        progress: (@Sendable (MultipartBody.Progress) -> Void)?
+    ) async throws -> Resumption {
+        guard let length = body.contentLength else { return .notResumed }
+        var create = HTTPClientRequest(url: plan.url.absoluteString)
+        create.method = plan.httpMethod
+        create.headers = plan.httpHeaders
+        create.headers.remove(name: "Expect")  // no body to hold
+        for (name, value) in ResumableUpload.emptyCreationHeaders(
+            length: length, version: options.resumableInteropVersion)
+        {
+            create.headers.replaceOrAdd(name: name, value: value)
+        }
+        if let cookies = options.cookies {
+            create.headers.remove(name: "Cookie")
+            if let value = cookies(plan.url) { create.headers.add(name: "Cookie", value: value) }
+        }
+        create.body = .bytes(ByteBuffer())  // Content-Length: 0
+        let client = try options.client?(plan.url) ?? self
+        let answer = try await client.execute(create, deadline: Self.deadline(options))
+        guard answer.status == .created,
+            let location = ResumableUpload.resumeURL(location: answer.headers.first(name: "Location"), upload: plan.url)
+        else { return .answered(answer) }
+        await Self.discard(answer)
+        return try await resume(
+            body, at: location, headers: plan.httpHeaders, options: options, wasted: &wasted, progress: progress,
+            from: 0)
     }
 
     /// Tells of the retry, then sleeps (cancellable).

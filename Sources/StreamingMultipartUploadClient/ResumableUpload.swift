@@ -26,6 +26,13 @@ package enum ResumableUpload {
         [("Upload-Draft-Interop-Version", version), ("Upload-Complete", "?1")]
     }
 
+    /// Creates an upload without its bytes (a `POST` or `PUT` with an empty body) that says how long it will be: a
+    /// server that takes resumable uploads answers `201 Created` with the location, and the body goes in an append.
+    /// For a client that cannot see a `104`, as behind a proxy that does not pass one on.
+    package static func emptyCreationHeaders(length: Int64, version: String = interopVersion) -> [(String, String)] {
+        [("Upload-Draft-Interop-Version", version), ("Upload-Complete", "?0"), ("Upload-Length", String(length))]
+    }
+
     /// The names of the fields that offer resumption (removed from what an append carries over).
     package static let creationFieldNames = ["Upload-Draft-Interop-Version", "Upload-Complete"]
 

@@ -127,6 +127,25 @@ struct ResumeTests {
         #expect(!events.contains { if case .resuming = $0 { true } else { false } }, "\(events)")
     }
 
+    /// With `createsUploadFirst`, a creation answered `201` with a location on another origin is the upload's answer:
+    /// no append follows it, and none of the body is produced.
+    @Test func aCreationsLocationOnAnotherOriginIsNotFollowed() async throws {
+        let front = try PeerUploadServer.front(
+            python: python, targetPort: 9, actions: ["redirect:201:http://127.0.0.2:9/resumable_upload/x"])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let form = try knownLengthForm(folder)
+        var options = HTTPClient.MultipartUploadOptions()
+        options.maxResumptions = 3
+        options.createsUploadFirst = true
+        let produced = Locked<Int64>(0)
+        let response = try await watchingClient.upload(
+            form.body, to: "http://127.0.0.1:\(front.port)/upload", options: options,
+            progress: { progress in produced.set(progress.completedBytes) })
+        #expect(response.status == .created)
+        #expect(produced.get() == 0, "no byte of the body went")
+    }
+
     /// Without `maxResumptions` the request offers no resumption: the peer, which takes only resumable uploads,
     /// answers it 404 before its body.
     @Test func withoutMaxResumptionsTheRequestOffersNone() async throws {

@@ -140,6 +140,36 @@ struct FleetTests {
         try? FileManager.default.removeItem(atPath: prefix + "-done.png")
     }
 
+    /// `multipart send --create-upload-first` through the fleet: behind nginx no `104` comes, so the upload is created
+    /// without its bytes (`201` with the location) and the body goes in an append; cut after 2 MB, it resumes on the
+    /// server that holds it and the file arrives whole, having cost about the body once.
+    @Test(.enabled(if: RunningServer.built("multipart") != nil, "the multipart tool was not built (swift build)"))
+    func multipartSendResumesThroughTheBalancerWhenItCreatesFirst() async throws {
+        let fleet = try await offPool { try Fleet() }
+        let front = try Front(port: fleet.nginx.port, actions: ["cut:2000000", "proxy"])
+        defer {
+            front.stop()
+            fleet.stop()
+        }
+        let outbox = try Outbox()
+        defer { outbox.remove() }
+        let bytes = randomBytes(6_000_000, seed: 51)
+        let file = try outbox.file("f.bin", bytes)
+        let result = try await run(
+            try #require(RunningServer.built("multipart")),
+            [
+                "send", "--create-upload-first", "-F", "caption=fleet", "-F", "f=@\(file)", "--progress", "none",
+                "http://127.0.0.1:\(front.port)/upload",
+            ])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.errors.contains("resuming from byte"), "\(result.errors)")
+        let answer = try JSONDecoder().decode(Answer.self, from: result.output)
+        #expect(answer.files?.first?.sha256 == sha256(bytes), "\(result.text)")
+        let (clientBytes, cuts) = try #require(front.stopCounting())
+        #expect(cuts == 1 && clientBytes < 6_600_000, "\(clientBytes) bytes sent through \(cuts) cuts")
+        for (node, server) in fleet.servers { #expect(try server.spooledFiles() == [], "node \(node)") }
+    }
+
     /// The server that holds a cut upload is killed: the client's `HEAD` is answered `404` by nginx, with a text
     /// that says to start again; the client starts again, on the other server, and the file arrives whole. The
     /// killed server's spool file stays until it starts again, whose sweep removes it; the other's folder is empty.
