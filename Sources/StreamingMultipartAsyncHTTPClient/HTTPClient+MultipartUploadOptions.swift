@@ -72,7 +72,8 @@ extension HTTPClient {
         /// `Deploy/nginx-fleet.conf`), where an upload is otherwise not resumable. Default false. Only for a server
         /// known to take resumable uploads: a creation answered other than `201` with a location is the upload's
         /// answer, and a server that does not take them reads the empty request as an empty form. With
-        /// `maxResumptions` above 0 and a body of known length, as any resumable upload.
+        /// `maxResumptions` above 0 and a body of known length, as any resumable upload; the first append counts as
+        /// one of the `maxResumptions`.
         public var createsUploadFirst: Bool = false
         /// Compresses the whole body with gzip or deflate and sends `Content-Encoding`; the length is then unknown,
         /// so the body goes chunked.
