@@ -89,13 +89,7 @@ extension HTTPClient {
         }
         while true {
             try _Concurrency.Task.checkCancellation()
-            var request = HTTPClientRequest(url: plan.url.absoluteString)
-            request.method = plan.httpMethod
-            request.headers = plan.httpHeaders
-            if let cookies = options.cookies {
-                request.headers.remove(name: "Cookie")
-                if let value = cookies(plan.url) { request.headers.add(name: "Cookie", value: value) }
-            }
+            var request = Self.request(plan, options: options)
             // Chosen before the attempt: a client that cannot be had (its proxy setting unreadable) ends the upload.
             let client = try options.client?(plan.url) ?? self
             let gate = plan.sendsBody ? Self.gate(for: request.headers, options: options) : nil
@@ -159,18 +153,12 @@ extension HTTPClient {
         progress: (@Sendable (MultipartBody.Progress) -> Void)?
     ) async throws -> Resumption {
         guard let length = body.contentLength else { return .notResumed }
-        var create = HTTPClientRequest(url: plan.url.absoluteString)
-        create.method = plan.httpMethod
-        create.headers = plan.httpHeaders
+        var create = Self.request(plan, options: options)
         create.headers.remove(name: "Expect")  // no body to hold
         for (name, value) in ResumableUpload.emptyCreationHeaders(
             length: length, version: options.resumableInteropVersion)
         {
             create.headers.replaceOrAdd(name: name, value: value)
-        }
-        if let cookies = options.cookies {
-            create.headers.remove(name: "Cookie")
-            if let value = cookies(plan.url) { create.headers.add(name: "Cookie", value: value) }
         }
         create.body = .bytes(ByteBuffer())  // Content-Length: 0
         let client = try options.client?(plan.url) ?? self
@@ -182,6 +170,18 @@ extension HTTPClient {
         return try await resume(
             body, at: location, headers: plan.httpHeaders, options: options, wasted: &wasted, progress: progress,
             from: 0)
+    }
+
+    /// The plan's request as it stands (its URL, method and headers), with the cookies for its URL.
+    private static func request(_ plan: UploadPlan, options: HTTPClient.MultipartUploadOptions) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: plan.url.absoluteString)
+        request.method = plan.httpMethod
+        request.headers = plan.httpHeaders
+        if let cookies = options.cookies {
+            request.headers.remove(name: "Cookie")
+            if let value = cookies(plan.url) { request.headers.add(name: "Cookie", value: value) }
+        }
+        return request
     }
 
     /// Tells of the retry, then sleeps (cancellable).
